@@ -1,0 +1,5 @@
+"""``python -m buildport``."""
+
+from buildport.cli import main
+
+main()

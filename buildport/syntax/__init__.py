@@ -1,0 +1,1 @@
+"""Text ⇄ tree for the build languages buildport reads (lossless)."""
