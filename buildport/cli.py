@@ -1,0 +1,123 @@
+"""The ``buildport`` command line.
+
+Exit codes (the same for every subcommand):
+
+- 0: success; with ``--check``, nothing would change;
+- 1: ``--check`` only: at least one file would change;
+- 2: an input could not be processed (missing, binary, not valid CMake) or a
+  write failed; nothing was written for that file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+
+import click
+
+from buildport import __version__
+from buildport.findings import Finding, Severity
+from buildport.passes.base import Options
+from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
+from buildport.runner import Run, expand_paths, is_cmake_file, port_files, write_changes
+from buildport.textio import encode
+
+EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
+
+
+def _arch_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
+    if not value:
+        return DEFAULT_OFFLOAD_ARCH
+    archs = tuple(a.strip() for a in value.replace(";", ",").split(",") if a.strip())
+    bad = [a for a in archs if not a.startswith("gfx")]
+    if bad:
+        raise click.BadParameter(f"AMD targets look like gfx90a; got {', '.join(bad)}")
+    return archs
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="buildport")
+def main() -> None:
+    """Port the build system of a CUDA project to AMD ROCm/HIP.
+
+    Exit codes: 0 success (with --check: nothing to change), 1 --check found
+    changes, 2 an input could not be processed.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically).")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing.")
+@click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
+              help=f"AMD GPU targets, comma-separated (default: {','.join(DEFAULT_OFFLOAD_ARCH)}).")
+@click.option("--quiet", "-q", is_flag=True, help="Print no findings.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten.")
+def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
+          quiet: bool, verbose: bool) -> None:
+    """Port CMakeLists.txt / *.cmake files (or every one below a directory; - reads stdin).
+
+    By default the ported text is printed. Exit codes: 0 success, 1 --check
+    found changes, 2 an input could not be processed.
+    """
+    if sum((in_place, show_diff, check)) > 1:
+        raise click.UsageError("choose one of --in-place, --diff and --check")
+    files = expand_paths(list(paths), is_cmake_file)
+    if not files:
+        click.echo("buildport: no CMake files found", err=True)
+        sys.exit(EXIT_ERROR)
+    stdin = sys.stdin.buffer.read() if "-" in files else None
+    run = port_files(files, Options(offload_arch), stdin)
+    sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose))
+
+
+def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:
+    _print_findings(run.findings, quiet, verbose)
+    errors = list(run.errors)
+    if in_place:
+        errors += write_changes(run)
+        for o in run.outcomes:
+            if o.path == "-" and o.result is not None:
+                sys.stdout.buffer.write(encode(o.result.text))
+    elif show_diff:
+        for o in run.changed:
+            assert o.result is not None
+            sys.stdout.write(_unified(o.result.path, o.result.original, o.result.text))
+    elif not check:
+        several = len(run.outcomes) > 1
+        for o in run.outcomes:
+            if o.result is None:
+                continue
+            if several:
+                sys.stdout.write(f"# ==> {o.result.path} <==\n")
+            sys.stdout.flush()
+            sys.stdout.buffer.write(encode(o.result.text))
+            sys.stdout.buffer.flush()
+    for e in errors:
+        click.echo(e, err=True)
+    if check and run.changed and not quiet:
+        for o in run.changed:
+            click.echo(f"would rewrite {o.path}", err=True)
+    if errors:
+        return EXIT_ERROR
+    if check and run.changed:
+        return EXIT_WOULD_CHANGE
+    return EXIT_OK
+
+
+def _unified(path: str, old: str, new: str) -> str:
+    a, b = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b)
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None:
+    if quiet:
+        return
+    for f in findings:
+        if verbose or f.severity >= Severity.WARNING:
+            click.echo(f.format(), err=True)

@@ -1,0 +1,174 @@
+"""Edits to a parsed CMake file, collected first and applied back to front.
+
+Passes never mutate the tree. They say what a leaf's text becomes
+(:meth:`Edits.replace`), which commands go (:meth:`Edits.remove_command`) and
+which new lines come before or after a command. :meth:`Edits.render` turns that
+into text: every byte no edit touches stays where it was, and removing an
+argument also removes the whitespace that separated it, or its whole line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from buildport.syntax.cmake import ARGUMENTS, CMakeFile, Command, Leaf, parse_cmake
+
+Text = Union[str, Callable[[], str]]
+
+
+@dataclass(slots=True)
+class Edits:
+    """Everything the passes want to change in one file."""
+
+    tree: CMakeFile
+    replaced: dict[int, str] = field(default_factory=dict)  # leaf.start → new text
+    removed_commands: set[int] = field(default_factory=set)  # command.start
+    before: dict[int, list[Text]] = field(default_factory=dict)  # command.start → lines
+    after: dict[int, list[Text]] = field(default_factory=dict)
+    rewritten: dict[int, Text] = field(default_factory=dict)  # command.start → whole new text
+
+    # --- what passes call ---------------------------------------------------------------
+
+    def text_of(self, leaf: Leaf) -> str:
+        """The leaf's text as the passes so far left it."""
+        return self.replaced.get(leaf.start, leaf.value)
+
+    def replace(self, leaf: Leaf, text: str) -> None:
+        if text == leaf.value:
+            self.replaced.pop(leaf.start, None)
+        else:
+            self.replaced[leaf.start] = text
+
+    def remove(self, leaf: Leaf) -> None:
+        """Remove an argument (and the whitespace that separated it)."""
+        self.replaced[leaf.start] = ""
+
+    def is_removed(self, leaf: Leaf) -> bool:
+        return self.replaced.get(leaf.start) == ""
+
+    def remove_command(self, command: Command) -> None:
+        self.removed_commands.add(command.start)
+
+    def rewrite_command(self, command: Command, text: Text) -> None:
+        """Replace a whole command invocation (its indentation and comments stay)."""
+        self.rewritten[command.start] = text
+
+    def insert_before(self, command: Command, line: Text) -> None:
+        """A new command on its own line before ``command``, at its indentation."""
+        self.before.setdefault(command.start, []).append(line)
+
+    def insert_after(self, command: Command, line: Text) -> None:
+        """A new command on its own line after ``command`` (after its trailing comment)."""
+        self.after.setdefault(command.start, []).append(line)
+
+    def is_gone(self, command: Command) -> bool:
+        """Removed or rewritten whole: later passes leave it alone."""
+        return command.start in self.removed_commands or command.start in self.rewritten
+
+    @property
+    def empty(self) -> bool:
+        return not (self.replaced or self.removed_commands or self.before or self.after or self.rewritten)
+
+    # --- rendering ----------------------------------------------------------------------
+
+    def render(self) -> str:
+        tree = self.tree
+        leaves = list(tree.iter_leaves())
+        out: list[str] = [leaf.value for leaf in leaves]
+        index = {leaf.start: i for i, leaf in enumerate(leaves)}
+        newline = _newline_style(tree.text)
+        for start, text in self.replaced.items():
+            out[index[start]] = text
+        for command in tree.commands():
+            first = index[command.start]
+            last = index[command.rpar.start]
+            if command.start in self.removed_commands:
+                _remove_line(leaves, out, first, last)
+                continue
+            indent = _indent(leaves, first)
+            if command.start in self.rewritten:
+                out[first] = _resolve(self.rewritten[command.start], newline, indent)
+                for i in range(first + 1, last + 1):
+                    out[i] = ""
+            else:
+                _tidy_removed_arguments(leaves, out, first, last, self.replaced)
+            if command.start in self.before:
+                lines = [_resolve(t, newline, indent) for t in self.before[command.start]]
+                out[first] = "".join(f"{line}{newline}{indent}" for line in lines if line) + out[first]
+            if command.start in self.after:
+                lines = [_resolve(t, newline, indent) for t in self.after[command.start]]
+                end = _line_end(leaves, last)
+                out[end] = out[end] + "".join(f"{newline}{indent}{line}" for line in lines if line)
+        return "".join(out)
+
+
+def _resolve(text: Text, newline: str, indent: str) -> str:
+    """New text: parsed (a template that is not CMake is a bug), in the file's newline style."""
+    line = text() if callable(text) else text
+    if line:
+        parse_cmake(line)
+    return line.replace("\n", newline + indent)
+
+
+def _newline_style(text: str) -> str:
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            return "\r\n" if i and text[i - 1] == "\r" else "\n"
+        if ch == "\r":
+            return "\r" if not text.startswith("\n", i + 1) else "\r\n"
+    return "\n"
+
+
+def _indent(leaves: list[Leaf], first: int) -> str:
+    """The whitespace before a command when it starts its line."""
+    if first > 0 and leaves[first - 1].type == "SPACE":
+        if first == 1 or leaves[first - 2].type in ("NEWLINE", "BOM"):
+            return leaves[first - 1].value
+    return ""
+
+
+def _line_end(leaves: list[Leaf], last: int) -> int:
+    """Index of the last leaf on the command's final line (keeps a trailing comment)."""
+    i = last
+    while i + 1 < len(leaves) and leaves[i + 1].type in ("SPACE", "LINE_COMMENT", "BRACKET_COMMENT"):
+        i += 1
+    return i
+
+
+def _remove_line(leaves: list[Leaf], out: list[str], first: int, last: int) -> None:
+    """Remove a command; with its line when nothing else stands on it."""
+    for i in range(first, last + 1):
+        out[i] = ""
+    before = first - 1
+    if before >= 0 and leaves[before].type == "SPACE":
+        before -= 1
+    after = last + 1
+    if after < len(leaves) and leaves[after].type == "SPACE":
+        after += 1
+    starts_line = before < 0 or leaves[before].type in ("NEWLINE", "BOM")
+    ends_line = after >= len(leaves) or leaves[after].type == "NEWLINE"
+    if starts_line and ends_line:
+        for i in range(before + 1, min(after + 1, len(leaves))):
+            out[i] = ""
+
+
+def _tidy_removed_arguments(
+    leaves: list[Leaf], out: list[str], first: int, last: int, replaced: dict[int, str]
+) -> None:
+    """Drop the separators of removed arguments so no double spaces or blank lines remain."""
+    for i in range(first, last + 1):
+        leaf = leaves[i]
+        if leaf.type not in ARGUMENTS or replaced.get(leaf.start) != "":
+            continue
+        prev, nxt = i - 1, i + 1
+        if leaves[prev].type == "SPACE" and out[prev]:
+            if leaves[prev - 1].type == "NEWLINE" and leaves[nxt].type == "NEWLINE":
+                out[prev] = ""  # the argument had a line of its own
+                out[nxt] = ""
+            else:
+                out[prev] = ""
+        elif leaves[nxt].type == "SPACE" and out[nxt]:
+            out[nxt] = ""
+        elif leaves[prev].type == "NEWLINE" and leaves[nxt].type == "NEWLINE" and out[nxt]:
+            out[nxt] = ""

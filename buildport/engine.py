@@ -1,0 +1,76 @@
+"""Port one file: parse, run the passes in order, render, and verify the result.
+
+The result is reparsed and ported again; a second run must change nothing
+(black's stability check). A rewrite that is not stable is an internal error,
+never silently written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from buildport.cmake_edit import Edits
+from buildport.findings import Finding, Severity
+from buildport.passes.base import Context, Options, Pass, gather_facts
+from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
+from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
+from buildport.passes.cmake_text import Flags, Names, Prelude
+from buildport.syntax.cmake import parse_cmake
+
+#: The CMake passes, in the order they run.
+CMAKE_PASSES: tuple[Pass, ...] = (
+    Languages(),
+    FindPackages(),
+    MinimumVersion(),
+    LegacyCommands(),
+    CudaSources(),
+    Libraries(),
+    Properties(),
+    Architectures(),
+    Flags(),
+    Names(),
+    Prelude(),
+)
+
+
+class UnstableRewrite(Exception):
+    """A second run over buildport's own output would change it again: a bug."""
+
+
+@dataclass(slots=True)
+class Result:
+    """The new text of one file and what was found in it."""
+
+    path: str
+    original: str
+    text: str
+    findings: list[Finding] = field(default_factory=list)
+    packages: set[str] = field(default_factory=set)
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+def port_cmake(text: str, path: str = "<input>", options: Options | None = None, verify: bool = True) -> Result:
+    """Port the CMake source ``text``; raises ``ParseError`` for input that is not CMake."""
+    options = options or Options()
+    tree = parse_cmake(text, path)
+    ctx = Context(path, tree, options, Edits(tree))
+    gather_facts(ctx)
+    if ctx.facts.has_hip_already is not None or ctx.facts.language_variable is not None:
+        at = ctx.facts.has_hip_already or ctx.facts.language_variable
+        assert at is not None
+        ctx.report(at.start, "cmake-hip-present", Severity.WARNING,
+                   "this file already supports HIP or picks its GPU language through a variable; left unchanged",
+                   "review its CUDA branch by hand")
+        return Result(path, text, text, ctx.findings)
+    for rewrite in CMAKE_PASSES:
+        rewrite.run(ctx)
+    new = ctx.edits.render() if not ctx.edits.empty else text
+    result = Result(path, text, new, ctx.findings, set(ctx.facts.packages))
+    if verify and new != text:
+        again = port_cmake(new, path, options, verify=False)
+        if again.text != new:
+            raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
+    return result

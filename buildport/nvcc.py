@@ -1,0 +1,120 @@
+"""Translate a sequence of nvcc command-line words into hipcc/clang words.
+
+Shared by the CMake and make rewrites; the mapping itself is the table in
+:mod:`buildport.rules.flags`. The input is a list of words as they stand in the
+build file (a word may be a make reference such as ``$(ARCH)``); the result says,
+for each word, whether it stays, is replaced, or goes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from buildport.rules.flags import BY_NAME, UNAMBIGUOUS, Flag
+
+#: ``sm_80``, ``compute_90a``, ``80``: what an architecture value names.
+_ARCH_NUMBER = re.compile(r"(?:sm|compute|lto)_(\d+[a-z]?)|^(\d{2,3}[a-z]?)$")
+
+
+@dataclass(slots=True)
+class Translation:
+    """Per input word: ``None`` (unchanged) or its replacement words (``[]`` drops it)."""
+
+    words: list[list[str] | None]
+    notes: list[tuple[int, str, str]] = field(default_factory=list)  # (word index, rule, message)
+    architectures: list[str] = field(default_factory=list)  # the NVIDIA ones seen
+
+    @property
+    def changed(self) -> bool:
+        return any(w is not None for w in self.words)
+
+
+def split_flag(word: str) -> tuple[Flag | None, str | None]:
+    """The table row a word starts and its ``=value`` if attached."""
+    flag = BY_NAME.get(word)
+    if flag is not None:
+        return flag, None
+    name, eq, value = word.partition("=")
+    if eq:
+        flag = BY_NAME.get(name)
+        if flag is not None and flag.action in ("value", "arch", "xcompiler", "xlinker"):
+            return flag, value
+    return None, None
+
+
+def is_nvcc_only(word: str) -> bool:
+    """True for a spelling no other compiler uses (``--use_fast_math``, ``-Xcompiler``...)."""
+    name = word.partition("=")[0]
+    return name in UNAMBIGUOUS
+
+
+def arch_numbers(value: str) -> list[str]:
+    """``arch=compute_80,code=[sm_80,compute_80]`` → ``['80']`` (deduplicated, in order)."""
+    seen: list[str] = []
+    for part in re.split(r"[,=\[\];\s]+", value):
+        m = _ARCH_NUMBER.search(part)
+        if m:
+            number = m.group(1) or m.group(2)
+            if number not in seen:
+                seen.append(number)
+    return seen
+
+
+def translate(words: list[str], arch_words: list[str]) -> Translation:
+    """Map nvcc words to HIP words.
+
+    ``arch_words`` replace the first architecture flag; later ones are dropped,
+    so a list of ``-gencode`` pairs becomes one target list.
+    """
+    out: list[list[str] | None] = [None] * len(words)
+    result = Translation(out)
+    arch_done = False
+    i = 0
+    while i < len(words):
+        flag, value = split_flag(words[i])
+        if flag is None:
+            i += 1
+            continue
+        span = 1
+        if flag.action in ("value", "arch", "xcompiler", "xlinker") and value is None:
+            if i + 1 >= len(words):
+                result.notes.append((i, "nvcc-flag", f"`{words[i]}` expects a value and has none"))
+                i += 1
+                continue
+            value = words[i + 1]
+            span = 2
+        replacement = _apply(flag, value, words[i], result, i)
+        if flag.action == "arch":
+            result.architectures.extend(n for n in arch_numbers(value or "") if n not in result.architectures)
+            replacement = [] if arch_done else list(arch_words)
+            arch_done = True
+        if replacement is not None and replacement != words[i : i + span]:
+            out[i] = replacement
+            for j in range(i + 1, i + span):
+                out[j] = []
+        i += span
+    return result
+
+
+def _apply(flag: Flag, value: str | None, word: str, result: Translation, index: int) -> list[str] | None:
+    if flag.action == "map":
+        return list(flag.to)
+    if flag.action == "value":
+        assert value is not None
+        if value in flag.values:
+            return list(flag.values[value])
+        if "*" in flag.values:
+            return [w.replace("{value}", value) for w in flag.values["*"]]
+        result.notes.append((index, "nvcc-flag", f"`{word} {value}`: value not known to buildport; left as is"))
+        return None
+    if flag.action == "xcompiler":
+        assert value is not None
+        return [part for part in re.split(r"[,\s]+", value.strip("\"'")) if part]
+    if flag.action == "xlinker":
+        assert value is not None
+        return [f"-Wl,{value}"]
+    if flag.action == "report":
+        result.notes.append((index, "nvcc-phase", f"`{word}`: {flag.note}"))
+        return None
+    return None  # arch: decided by the caller

@@ -1,0 +1,1 @@
+"""Transform passes: code that reads the rule tables and records edits."""

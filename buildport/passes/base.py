@@ -1,0 +1,167 @@
+"""What every CMake pass gets: the tree, the edits, the options and the facts.
+
+Facts are gathered once, before any pass runs, by reading the whole file: which
+targets have CUDA sources, what simple variables hold, where HIP is introduced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from buildport.cmake_args import value_of
+from buildport.cmake_edit import Edits
+from buildport.findings import Finding, Severity
+from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
+from buildport.rules.cmake import CUDA_SUFFIXES, TARGET_COMMANDS, TARGET_KEYWORDS
+from buildport.syntax.cmake import CMakeFile, Command, Leaf
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the user chose; the same for every file of a run."""
+
+    offload_arch: tuple[str, ...] = DEFAULT_OFFLOAD_ARCH
+    #: ROCm packages other files of the same run link (added where CUDA is found).
+    extra_packages: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Facts:
+    """What the file says, read before rewriting."""
+
+    variables: dict[str, list[str]] = field(default_factory=dict)  # name → raw argument texts
+    globbed: dict[str, list[str]] = field(default_factory=dict)  # name → file(GLOB) patterns
+    hip_targets: set[str] = field(default_factory=set)  # targets with .cu sources (raw name text)
+    hip_sources: set[str] = field(default_factory=set)  # sources already marked LANGUAGE HIP
+    has_hip_already: Command | None = None  # HIP support present before buildport
+    language_variable: Command | None = None  # enable_language(${VAR})
+    packages: set[str] = field(default_factory=set)  # ROCm packages the rewrite links
+    hip_introduced_at: Command | None = None  # command that now enables HIP
+    arch_set_before: bool = False  # CMAKE_*_ARCHITECTURES set before that command
+    uses_rocm_path: bool = False
+    defines_rocm_path: bool = False
+    hip_host_targets: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class Context:
+    """One file being ported."""
+
+    path: str
+    tree: CMakeFile
+    options: Options
+    edits: Edits
+    facts: Facts = field(default_factory=Facts)
+    findings: list[Finding] = field(default_factory=list)
+
+    def report(
+        self, offset: int, rule: str, severity: Severity, message: str, suggestion: str = "",
+        fixable: bool = False, replacement: str = "",
+    ) -> None:
+        line, col = self.tree.position(offset)
+        self.findings.append(
+            Finding(self.path, line, col, rule, severity, message, suggestion, fixable, replacement)
+        )
+
+    def commands(self) -> list[Command]:
+        """The file's commands that no earlier pass removed or rewrote whole."""
+        return [c for c in self.tree.commands() if not self.edits.is_gone(c)]
+
+
+class Pass(Protocol):
+    """A rewrite pass: a one-line ``description`` and ``run(ctx)``."""
+
+    description: str
+
+    def run(self, ctx: Context) -> None: ...
+
+
+def is_cuda_source(text: str) -> bool:
+    return value_of(text).endswith(CUDA_SUFFIXES)
+
+
+def target_sources(command: Command) -> tuple[Leaf | None, list[Leaf]]:
+    """(target name, source arguments) of add_executable/add_library/target_sources."""
+    args = command.arguments()
+    if not args:
+        return None, []
+    name = args[0]
+    rest = args[1:]
+    if command.identifier in TARGET_COMMANDS:
+        if any(a.value in ("IMPORTED", "ALIAS", "INTERFACE") for a in rest[:2]):
+            return name, []
+    sources: list[Leaf] = []
+    skip_next = False
+    for arg in rest:
+        if skip_next:
+            skip_next = False
+            continue
+        if arg.value in ("OPTIONS",):
+            break  # cuda_add_*: nvcc options follow
+        if arg.value in ("TYPE", "BASE_DIRS", "FILE_SET"):
+            skip_next = arg.value != "BASE_DIRS"
+            continue
+        if arg.value in TARGET_KEYWORDS:
+            continue
+        sources.append(arg)
+    return name, sources
+
+
+def expand(ctx: Context, text: str) -> list[str]:
+    """The values an argument stands for: itself, or a simple variable's values."""
+    value = value_of(text)
+    if value.startswith("${") and value.endswith("}") and value.count("${") == 1:
+        name = value[2:-1]
+        if name in ctx.facts.variables:
+            out: list[str] = []
+            for item in ctx.facts.variables[name]:
+                out.extend(expand(ctx, item) if item != text else [item])
+            return out
+    return [text]
+
+
+def gather_facts(ctx: Context) -> None:
+    """Read the file once: variables, targets and their CUDA sources, HIP already there."""
+    facts = ctx.facts
+    for command in ctx.commands():
+        name = command.identifier
+        args = command.arguments()
+        values = [a.value for a in args]
+        if name == "set" and values:
+            facts.variables[values[0]] = [v for v in values[1:] if v not in ("CACHE", "PARENT_SCOPE", "FORCE")]
+        elif name == "list" and len(values) >= 2 and values[0] in ("APPEND", "PREPEND"):
+            facts.variables.setdefault(values[1], []).extend(values[2:])
+        elif name == "file" and len(values) >= 2 and values[0] in ("GLOB", "GLOB_RECURSE"):
+            facts.globbed[values[1]] = [v for v in values[2:] if not v.isupper()]
+        elif name in ("project", "enable_language") and "HIP" in values:
+            facts.has_hip_already = facts.has_hip_already or command
+        elif name == "find_package" and values and values[0].lower() == "hip":
+            facts.has_hip_already = facts.has_hip_already or command
+        elif name == "enable_language" and any("${" in v for v in values):
+            facts.language_variable = command
+        elif name == "set_source_files_properties" and "LANGUAGE" in values:
+            at = values.index("LANGUAGE")
+            if at + 1 < len(values) and values[at + 1] == "HIP":
+                facts.hip_sources.update(v for v in values[: values.index("PROPERTIES")] if "PROPERTIES" in values)
+        elif name == "set" and values and values[0] == "ROCM_PATH":
+            facts.defines_rocm_path = True
+    for command in ctx.commands():
+        if command.identifier in TARGET_COMMANDS or command.identifier == "target_sources":
+            target, sources = target_sources(command)
+            if target is not None and any(
+                is_cuda_source(v) or _globs_cuda(ctx, v) for s in sources for v in expand(ctx, s.value)
+            ):
+                facts.hip_targets.add(target.value)
+
+
+def _globs_cuda(ctx: Context, text: str) -> bool:
+    value = value_of(text)
+    if value.startswith("${") and value.endswith("}"):
+        patterns = ctx.facts.globbed.get(value[2:-1], [])
+        return bool(patterns) and any(value_of(p).endswith(CUDA_SUFFIXES) for p in patterns)
+    return False
+
+
+def offload_arch_list(ctx: Context) -> str:
+    return ";".join(ctx.options.offload_arch)

@@ -1,0 +1,211 @@
+"""Project-level CMake passes: languages, minimum version, packages, legacy commands."""
+
+from __future__ import annotations
+
+import re
+
+from buildport.cmake_args import value_of
+from buildport.findings import Severity
+from buildport.passes.base import Context, offload_arch_list
+from buildport.rules.arch import CACHE_HELP
+from buildport.rules.cmake import HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
+from buildport.rules.libraries import BY_LINK_NAME, LIBRARIES
+from buildport.syntax.cmake import Command, Leaf
+
+#: find_package() names that pull in CUDA, and which library each stands for ("" = the toolkit).
+CUDA_PACKAGES: dict[str, str] = {
+    "cuda": "", "cudatoolkit": "", "thrust": "thrust", "cub": "cub", "cccl": "thrust",
+    "cudnn": "cudnn", "nccl": "nccl",
+}
+
+
+def arch_set_before(ctx: Context, introducer: Command) -> bool:
+    """Is CMAKE_CUDA_ARCHITECTURES set before HIP is enabled? Then that line becomes the list."""
+    return any(
+        c.identifier == "set" and c.arguments() and c.arguments()[0].value == "CMAKE_CUDA_ARCHITECTURES"
+        for c in ctx.commands() if c.start < introducer.start
+    )
+
+
+def arch_cache_line(ctx: Context) -> str:
+    return f'set(CMAKE_HIP_ARCHITECTURES "{offload_arch_list(ctx)}" CACHE STRING "{CACHE_HELP}")'
+
+
+class Languages:
+    description = "project()/enable_language(): CUDA → HIP (with CXX), and an overridable AMD target list"
+
+    def run(self, ctx: Context) -> None:
+        project_langs: list[str] | None = None
+        for command in ctx.commands():
+            name = command.identifier
+            if name == "project":
+                project_langs = self._project(ctx, command)
+            elif name == "enable_language":
+                self._enable_language(ctx, command, project_langs)
+            elif name == "check_language":
+                for arg in command.arguments():
+                    if arg.value == "CUDA":
+                        ctx.edits.replace(arg, "HIP")
+
+    def _project(self, ctx: Context, command: Command) -> list[str] | None:
+        args = command.arguments()
+        values = [a.value for a in args]
+        if "CUDA" not in values:
+            if "LANGUAGES" in values:
+                return values[values.index("LANGUAGES") + 1 :]
+            return None
+        cuda = args[values.index("CUDA")]
+        has_cxx = "CXX" in values
+        ctx.edits.replace(cuda, "HIP" if has_cxx else "CXX HIP")
+        self._introduce(ctx, command, cuda)
+        return [v for v in values if v in ("C", "CXX", "CUDA", "Fortran", "ASM")]
+
+    def _enable_language(self, ctx: Context, command: Command, project_langs: list[str] | None) -> None:
+        for arg in command.arguments():
+            if arg.value != "CUDA":
+                continue
+            needs_cxx = project_langs is not None and "CXX" not in project_langs and "CXX" not in [
+                a.value for a in command.arguments()
+            ]
+            ctx.edits.replace(arg, "CXX HIP" if needs_cxx else "HIP")
+            self._introduce(ctx, command, arg)
+
+    @staticmethod
+    def _introduce(ctx: Context, command: Command, leaf: Leaf) -> None:
+        if ctx.facts.hip_introduced_at is not None:
+            return
+        ctx.facts.hip_introduced_at = command
+        ctx.report(leaf.start, "cmake-language", Severity.INFO, "CUDA language → HIP", fixable=True, replacement="HIP")
+        ctx.facts.arch_set_before = arch_set_before(ctx, command)
+        if not ctx.facts.arch_set_before:
+            ctx.edits.insert_before(command, arch_cache_line(ctx))
+
+
+class MinimumVersion:
+    description = "cmake_minimum_required(): at least 3.21 where the HIP language is introduced"
+
+    def run(self, ctx: Context) -> None:
+        if ctx.facts.hip_introduced_at is None:
+            return
+        for command in ctx.commands():
+            if command.identifier != "cmake_minimum_required":
+                continue
+            args = command.arguments()
+            for i, arg in enumerate(args[:-1]):
+                if arg.value.upper() == "VERSION":
+                    self._raise(ctx, args[i + 1])
+            return
+
+    @staticmethod
+    def _raise(ctx: Context, leaf: Leaf) -> None:
+        text = value_of(ctx.edits.text_of(leaf))
+        low, dots, high = text.partition("...")
+        if _version(low) >= HIP_MIN_VERSION:
+            return
+        wanted = ".".join(map(str, HIP_MIN_VERSION))
+        new = wanted + (dots + (high if _version(high) >= HIP_MIN_VERSION else wanted) if dots else "")
+        ctx.edits.replace(leaf, new)
+        ctx.report(leaf.start, "cmake-minimum-version", Severity.INFO,
+                   f"CMake {low} → {wanted}: the HIP language needs CMake 3.21", fixable=True, replacement=new)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = re.findall(r"\d+", text)[:3]
+    return tuple(int(p) for p in parts) if parts else (0,)
+
+
+class FindPackages:
+    description = "find_package(CUDA/CUDAToolkit/...) → find_package(hip) and the ROCm packages linked"
+
+    def run(self, ctx: Context) -> None:
+        first_toolkit = True
+        for command in ctx.commands():
+            if command.identifier != "find_package":
+                continue
+            args = command.arguments()
+            if not args:
+                continue
+            kind = CUDA_PACKAGES.get(value_of(args[0].value).lower())
+            if kind is None:
+                continue
+            if kind:
+                self._library_package(ctx, command, kind)
+                continue
+            legacy = value_of(args[0].value).lower() == "cuda"
+            if first_toolkit:
+                first_toolkit = False
+                self._toolkit(ctx, command, legacy)
+            else:
+                ctx.edits.remove_command(command)
+
+    @staticmethod
+    def _toolkit(ctx: Context, command: Command, legacy: bool) -> None:
+        def lines() -> str:
+            packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""})
+            return "\n".join(["find_package(hip REQUIRED)"] + [f"find_package({p} REQUIRED)" for p in packages])
+
+        if legacy and ctx.facts.hip_introduced_at is None:
+            # FindCUDA compiled .cu files itself; now the HIP language does.
+            ctx.facts.hip_introduced_at = command
+            ctx.facts.arch_set_before = arch_set_before(ctx, command)
+            if not ctx.facts.arch_set_before:
+                ctx.edits.insert_before(command, arch_cache_line(ctx))
+            ctx.edits.insert_before(command, "enable_language(HIP)")
+        ctx.edits.rewrite_command(command, lines)
+        ctx.report(command.start, "cmake-find-package", Severity.INFO,
+                   f"find_package({command.arguments()[0].value}) → find_package(hip REQUIRED)", fixable=True,
+                   replacement="find_package(hip REQUIRED)")
+
+    @staticmethod
+    def _library_package(ctx: Context, command: Command, kind: str) -> None:
+        lib = next(lib for lib in LIBRARIES if lib.name == kind)
+        args = command.arguments()
+        ctx.edits.replace(args[0], lib.rocm_package)
+        ctx.facts.packages.add(lib.rocm_package)
+        ctx.report(args[0].start, "cmake-find-package", Severity.INFO,
+                   f"find_package({args[0].value}) → find_package({lib.rocm_package})", fixable=True)
+
+
+class LegacyCommands:
+    description = "FindCUDA commands: cuda_add_executable → add_executable and friends; report the rest"
+
+    def run(self, ctx: Context) -> None:
+        for command in ctx.commands():
+            name = command.identifier
+            if name in LEGACY_COMMANDS:
+                new = LEGACY_COMMANDS[name]
+                ctx.edits.replace(command.name, new)
+                ctx.report(command.start, "cmake-legacy-command", Severity.INFO, f"{command.name.value} → {new}",
+                           fixable=True, replacement=new)
+                self._options(ctx, command)
+            elif name in LEGACY_LINK_HELPERS:
+                lib = next(lib for lib in LIBRARIES if lib.name == LEGACY_LINK_HELPERS[name])
+                target = command.arguments()[0].value if command.arguments() else "<target>"
+                ctx.edits.rewrite_command(command, f"target_link_libraries({target} {lib.rocm_target})")
+                ctx.facts.packages.add(lib.rocm_package)
+            elif name in MANUAL_COMMANDS:
+                ctx.report(command.start, "cmake-manual-command", Severity.WARNING,
+                           f"{command.name.value}() has no HIP translation", MANUAL_COMMANDS[name])
+
+    @staticmethod
+    def _options(ctx: Context, command: Command) -> None:
+        """cuda_add_*(... OPTIONS flags): the flags become HIP compile options of the target."""
+        args = command.arguments()
+        values = [a.value for a in args]
+        if command.identifier.startswith("cuda_add") and "CUDA_NVCC_FLAGS" in ctx.tree.text:
+            ctx.edits.insert_after(command, _nvcc_flags_line(args[0].value))
+        if "OPTIONS" not in values:
+            return
+        at = values.index("OPTIONS")
+        options = [ctx.edits.text_of(a) for a in args[at + 1 :]]
+        for arg in args[at:]:
+            ctx.edits.remove(arg)
+        kept = " ".join(o for o in options if o)
+        if kept:
+            ctx.edits.insert_after(command, f'target_compile_options({args[0].value} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:{kept.replace(" ", ";")}>")')
+
+
+def _nvcc_flags_line(target: str) -> str:
+    """Legacy targets got CUDA_NVCC_FLAGS from FindCUDA; HIP targets get the renamed list."""
+    return f'target_compile_options({target} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:${{HIP_COMPILE_OPTIONS}}>")'
+

@@ -1,0 +1,246 @@
+"""Target-level CMake passes: CUDA sources, libraries, properties, architectures."""
+
+from __future__ import annotations
+
+import re
+
+from buildport.cmake_args import rename_refs, value_of
+from buildport.findings import Severity
+from buildport.passes.base import Context, expand, is_cuda_source, target_sources
+from buildport.passes.cmake_project import arch_cache_line
+from buildport.rules.cmake import PROPERTIES, TARGET_COMMANDS
+from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET, Library
+from buildport.syntax.cmake import Command, Leaf
+
+_CUDA_TARGET = re.compile(r"(?<![\w:])(?:CUDA|CUDNN|cudnn|NCCL|nccl|Thrust|thrust|CUB|cub|CCCL)::[A-Za-z0-9_]+")
+_LINK_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "LINK_PUBLIC", "LINK_PRIVATE",
+                            "LINK_INTERFACE_LIBRARIES", "debug", "optimized", "general"})
+_RDC_COMPILE = "$<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>"
+_RDC_LINK = '"$<$<LINK_LANGUAGE:HIP>:-fgpu-rdc;--hip-link>"'
+
+
+class CudaSources:
+    description = ".cu sources of a target get LANGUAGE HIP (CMake would compile them as C++ or skip them)"
+
+    def run(self, ctx: Context) -> None:
+        for command in ctx.commands():
+            if command.identifier not in TARGET_COMMANDS and command.identifier != "target_sources":
+                continue
+            _, sources = target_sources(command)
+            marked: list[str] = []
+            for source in sources:
+                for text in expand(ctx, source.value):
+                    if is_cuda_source(text) and text not in ctx.facts.hip_sources and text not in marked:
+                        marked.append(text)
+                value = value_of(source.value)
+                if value.startswith("${") and value[2:-1] in ctx.facts.globbed:
+                    patterns = ctx.facts.globbed[value[2:-1]]
+                    if patterns and all(value_of(p).endswith(".cu") for p in patterns):
+                        if source.value not in ctx.facts.hip_sources and source.value not in marked:
+                            marked.append(source.value)
+                    elif any(value_of(p).endswith(".cu") for p in patterns):
+                        ctx.report(source.start, "cmake-cuda-glob", Severity.WARNING,
+                                   f"{source.value} globs .cu files together with others",
+                                   "mark the .cu files with set_source_files_properties(... LANGUAGE HIP)")
+            if marked:
+                ctx.facts.hip_sources.update(marked)
+                line = f"set_source_files_properties({' '.join(marked)} PROPERTIES LANGUAGE HIP)"
+                ctx.edits.insert_after(command, line)
+                ctx.report(command.start, "cmake-cu-language", Severity.INFO,
+                           f"{', '.join(marked)}: compiled as HIP", fixable=True, replacement=line)
+
+
+def library_replacement(lib: Library, hip_target: bool | None) -> str | None:
+    """What a CUDA library becomes in a link list; ``""`` removes it, ``None`` keeps it."""
+    if lib.runtime:
+        if not lib.rocm_target or hip_target:
+            return ""
+        return lib.rocm_target
+    return lib.rocm_target or None
+
+
+class Libraries:
+    description = "CUDA libraries → ROCm ones wherever they appear (targets, legacy variables, -l flags)"
+
+    def run(self, ctx: Context) -> None:
+        for command in ctx.commands():
+            name = command.identifier
+            args = command.arguments()
+            if name in ("target_link_libraries", "link_libraries"):
+                target = args[0].value if name == "target_link_libraries" and args else None
+                start = 1 if target is not None else 0
+                hip = None if target is None else target in ctx.facts.hip_targets
+                self._link_list(ctx, args[start:], hip, target)
+            elif name == "find_library":
+                self._find_library(ctx, args)
+            else:
+                for arg in args:
+                    self._embedded(ctx, arg)
+
+    def _link_list(self, ctx: Context, args: list[Leaf], hip: bool | None, target: str | None) -> None:
+        has_host = False
+        for arg in args:
+            text = ctx.edits.text_of(arg)
+            lib = _whole_library(text)
+            if lib is None:
+                self._embedded(ctx, arg)
+                continue
+            new = library_replacement(lib, hip)
+            if new is None:
+                ctx.report(arg.start, "cmake-library-unported", Severity.WARNING,
+                           f"{text}: {lib.note}", "port the code that uses it by hand")
+                continue
+            if new == "hip::host":
+                if has_host:
+                    new = ""
+                has_host = True
+            if new:
+                ctx.edits.replace(arg, new)
+            else:
+                ctx.edits.remove(arg)
+            if lib.rocm_package and new:
+                ctx.facts.packages.add(lib.rocm_package)
+            ctx.report(arg.start, "cmake-library", Severity.INFO, f"{text} → {new or '(nothing: HIP target)'}",
+                       fixable=True, replacement=new)
+
+    def _embedded(self, ctx: Context, arg: Leaf) -> None:
+        """CUDA targets and legacy variables inside any argument, e.g. in set(LIBS ...)."""
+        text = ctx.edits.text_of(arg)
+
+        def target(m: re.Match[str]) -> str:
+            lib = BY_TARGET.get(m.group(0).lower())
+            return self._use(ctx, arg, lib, m.group(0))
+
+        def legacy(kind: str, name: str) -> str | None:
+            if kind:
+                return None
+            lib = BY_LEGACY_VAR.get(name)
+            return None if lib is None else self._use(ctx, arg, lib, f"${{{name}}}")
+
+        new = rename_refs(_CUDA_TARGET.sub(target, text), legacy)
+        if new != text:
+            ctx.edits.replace(arg, new)
+
+    def _use(self, ctx: Context, arg: Leaf, lib: Library | None, original: str) -> str:
+        if lib is None:
+            return original
+        new = library_replacement(lib, None)
+        if new is None:
+            ctx.report(arg.start, "cmake-library-unported", Severity.WARNING, f"{original}: {lib.note}",
+                       "port the code that uses it by hand")
+            return original
+        if lib.rocm_package:
+            ctx.facts.packages.add(lib.rocm_package)
+        return new
+
+    def _find_library(self, ctx: Context, args: list[Leaf]) -> None:
+        for arg in args[1:]:
+            lib = BY_LINK_NAME.get(value_of(arg.value))
+            if lib is None:
+                continue
+            if lib.rocm_link:
+                ctx.edits.replace(arg, lib.rocm_link)
+                ctx.report(arg.start, "cmake-library", Severity.INFO, f"find_library {arg.value} → {lib.rocm_link}",
+                           fixable=True, replacement=lib.rocm_link)
+            else:
+                ctx.report(arg.start, "cmake-library-unported", Severity.WARNING, f"{arg.value}: {lib.note}")
+
+
+def _whole_library(text: str) -> Library | None:
+    """The library an argument names as a whole: CUDA::x, ${LEGACY_VAR}, -lx or a bare name."""
+    value = value_of(text)
+    if value in _LINK_KEYWORDS:
+        return None
+    if value.lower() in BY_TARGET:
+        return BY_TARGET[value.lower()]
+    if value.startswith("${") and value.endswith("}") and value[2:-1] in BY_LEGACY_VAR:
+        return BY_LEGACY_VAR[value[2:-1]]
+    name = value[2:] if value.startswith("-l") else value
+    return BY_LINK_NAME.get(name)
+
+
+class Properties:
+    description = "CUDA_* target properties, cuda_std_NN features and LANGUAGE CUDA → HIP"
+
+    def run(self, ctx: Context) -> None:
+        for command in ctx.commands():
+            name = command.identifier
+            args = command.arguments()
+            if name in ("set_target_properties", "set_property", "set_source_files_properties",
+                        "set_tests_properties", "get_target_property", "get_property"):
+                self._properties(ctx, command, args)
+            elif name == "target_compile_features":
+                for arg in args:
+                    m = re.fullmatch(r"cuda_std_(\d+)", arg.value)
+                    if m:
+                        ctx.edits.replace(arg, f"hip_std_{m.group(1)}")
+
+    def _properties(self, ctx: Context, command: Command, args: list[Leaf]) -> None:
+        values = [a.value for a in args]
+        targets = values[: values.index("PROPERTIES")] if "PROPERTIES" in values else values[1:2]
+        i = 0
+        while i < len(args):
+            value = args[i].value
+            if value == "LANGUAGE" and i + 1 < len(args) and args[i + 1].value == "CUDA":
+                ctx.edits.replace(args[i + 1], "HIP")
+            new = PROPERTIES.get(value)
+            if new is None:
+                i += 1
+                continue
+            has_value = command.identifier not in ("get_target_property", "get_property") and i + 1 < len(args)
+            if value == "CUDA_SEPARABLE_COMPILATION" and has_value:
+                if value_of(args[i + 1].value).upper() in ("ON", "TRUE", "1", "YES"):
+                    for target in targets:
+                        if target not in ("TARGET", "PROPERTY", "APPEND", "APPEND_STRING"):
+                            self._rdc(ctx, command, target)
+            if new:
+                ctx.edits.replace(args[i], new)
+                if value == "CUDA_ARCHITECTURES" and has_value:
+                    ctx.edits.replace(args[i + 1], '"${CMAKE_HIP_ARCHITECTURES}"')
+            elif command.identifier == "set_property":
+                ctx.edits.remove_command(command)
+            else:
+                ctx.edits.remove(args[i])
+                if has_value:
+                    ctx.edits.remove(args[i + 1])
+            ctx.report(args[i].start, "cmake-property", Severity.INFO, f"{value} → {new or '(removed)'}",
+                       fixable=True, replacement=new)
+            i += 2 if has_value else 1
+        self._drop_empty(ctx, command, args)
+
+    @staticmethod
+    def _rdc(ctx: Context, command: Command, target: str) -> None:
+        """Relocatable device code: -fgpu-rdc to compile, -fgpu-rdc --hip-link to link."""
+        ctx.edits.insert_after(command, f"target_compile_options({target} PUBLIC {_RDC_COMPILE})")
+        ctx.edits.insert_after(command, f"target_link_options({target} PUBLIC {_RDC_LINK})")
+
+    @staticmethod
+    def _drop_empty(ctx: Context, command: Command, args: list[Leaf]) -> None:
+        """set_target_properties(t PROPERTIES) with nothing left is an error in CMake."""
+        if command.identifier != "set_target_properties":
+            return
+        values = [a.value for a in args]
+        if "PROPERTIES" in values:
+            rest = args[values.index("PROPERTIES") + 1 :]
+            if rest and all(ctx.edits.is_removed(a) for a in rest):
+                ctx.edits.remove_command(command)
+
+
+class Architectures:
+    description = "CMAKE_CUDA_ARCHITECTURES → the overridable CMAKE_HIP_ARCHITECTURES cache list"
+
+    def run(self, ctx: Context) -> None:
+        introducer = ctx.facts.hip_introduced_at
+        for command in ctx.commands():
+            args = command.arguments()
+            if command.identifier != "set" or not args or args[0].value != "CMAKE_CUDA_ARCHITECTURES":
+                continue
+            if introducer is not None and command.start < introducer.start and ctx.facts.arch_set_before:
+                ctx.edits.rewrite_command(command, arch_cache_line(ctx))
+            else:
+                ctx.edits.remove_command(command)
+            shown = " ".join(a.value for a in args[1:])
+            ctx.report(command.start, "cmake-architectures", Severity.INFO,
+                       f"CUDA architectures {shown} → CMAKE_HIP_ARCHITECTURES cache list "
+                       f"({';'.join(ctx.options.offload_arch)}), overridable with -DCMAKE_HIP_ARCHITECTURES=...",
+                       fixable=True)

@@ -1,0 +1,212 @@
+"""Passes over argument text: nvcc flags, variable names, generator expressions, paths."""
+
+from __future__ import annotations
+
+import re
+
+from buildport.cmake_args import inner, rename_refs, translate_flag_words, word_spans
+from buildport.findings import Severity
+from buildport.nvcc import is_nvcc_only
+from buildport.passes.base import Context
+from buildport.rules.cmake import (
+    COMPILER_IDS, FLAG_COMMANDS, FLAG_VARIABLES, GENEX_RENAMES, LANGUAGE_GENEX, LEGACY_SWITCHES,
+    REPORTED_VARIABLES, VARIABLES,
+)
+from buildport.rules.paths import CUDA_ENV_VARS, CUDA_ROOT_LITERAL, ROCM_DEFAULT, SUBPATHS
+from buildport.syntax.cmake import Command, Leaf
+
+_SCOPES = frozenset({"BEFORE", "PUBLIC", "PRIVATE", "INTERFACE"})
+
+
+def flag_arguments(command: Command) -> list[Leaf]:
+    """The arguments of ``command`` that hold compiler flags, if any."""
+    name = command.identifier
+    args = command.arguments()
+    if name in FLAG_COMMANDS:
+        skip = 1 if name.startswith("target_") else 0
+        return [a for a in args[skip:] if a.value not in _SCOPES]
+    values = [a.value for a in args]
+    if name == "set" and values:
+        body = [a for a in args[1:] if a.value not in ("CACHE", "PARENT_SCOPE", "FORCE")]
+        if "CACHE" in values:  # set(VAR value CACHE TYPE "doc"): only the value
+            body = args[1 : values.index("CACHE")]
+        return body if _is_flag_list(values[0], args[1:]) else []
+    if name in ("list", "string") and len(values) >= 2 and values[0] in ("APPEND", "PREPEND"):
+        return args[2:] if _is_flag_list(values[1], args[2:]) else []
+    return []
+
+
+def _is_flag_list(variable: str, args: list[Leaf]) -> bool:
+    if variable in FLAG_VARIABLES:
+        return True
+    for arg in args:
+        quote, content, _ = inner(arg.value)
+        if any(is_nvcc_only(content[a:b]) for a, b in word_spans(content, " \t;" if quote else ";")):
+            return True
+    return False
+
+
+class Flags:
+    description = "nvcc flags in compile options and flag variables → clang/hipcc flags"
+
+    def run(self, ctx: Context) -> None:
+        for command in ctx.commands():
+            leaves = [leaf for leaf in flag_arguments(command) if leaf.type != "BRACKET_ARG"]
+            if leaves:
+                translate_leaves(ctx, leaves)
+
+
+def translate_leaves(ctx: Context, leaves: list[Leaf]) -> None:
+    """Translate the flags spread over ``leaves`` (words may continue across leaves)."""
+    words: list[tuple[Leaf, int, int]] = []
+    for leaf in leaves:
+        quote, content, _ = inner(ctx.edits.text_of(leaf))
+        for a, b in word_spans(content, " \t;" if quote else ";"):
+            words.append((leaf, a + len(quote), b + len(quote)))
+    texts = [ctx.edits.text_of(leaf)[a:b] for leaf, a, b in words]
+    new, translation = translate_flag_words(texts, [])
+    for index, rule, message in translation.notes:
+        ctx.report(words[index][0].start, rule, Severity.WARNING, message)
+    if translation.architectures:
+        first = next(leaf for (leaf, _, _), w in zip(words, new) if w is not None)
+        ctx.report(first.start, "cmake-arch-flag", Severity.INFO,
+                   f"NVIDIA architectures {', '.join(translation.architectures)} dropped from the flags: "
+                   "CMAKE_HIP_ARCHITECTURES chooses the AMD targets", fixable=True)
+    by_leaf: dict[int, list[tuple[int, int, str]]] = {}
+    for (leaf, a, b), text in zip(words, new):
+        if text is not None:
+            by_leaf.setdefault(leaf.start, []).append((a, b, text))
+    for leaf in leaves:
+        changes = by_leaf.get(leaf.start)
+        if changes:
+            _apply_word_changes(ctx, leaf, changes)
+
+
+def _apply_word_changes(ctx: Context, leaf: Leaf, changes: list[tuple[int, int, str]]) -> None:
+    old = ctx.edits.text_of(leaf)
+    quote = '"' if old.startswith('"') and len(old) >= 2 else ""
+    text = old
+    for a, b, new in sorted(changes, reverse=True):
+        if new:
+            text = text[:a] + new + text[b:]
+            continue
+        # drop the word and one separator next to it
+        lo = len(quote)
+        hi = len(text) - len(quote)
+        if a > lo and text[a - 1] in " \t;":
+            a -= 1
+        elif b < hi and text[b] in " \t;":
+            b += 1
+        text = text[:a] + text[b:]
+    if not quote and ";" in text and "$<" in text and ";" not in old:
+        text = f'"{text}"'  # a genex body that became a list must stay one argument
+    if text == "" and not quote:
+        ctx.edits.remove(leaf)
+    else:
+        ctx.edits.replace(leaf, text)
+    ctx.report(leaf.start, "cmake-nvcc-flag", Severity.INFO, f"{old} → {text or '(removed)'}", fixable=True,
+               replacement=text)
+
+
+_GENEX_LANG = re.compile(r"\$<(?P<head>" + "|".join(LANGUAGE_GENEX) + r"):(?P<body>[^<>$]*)>")
+_GENEX_ID = re.compile(r"\$<(?P<head>" + "|".join(GENEX_RENAMES) + r")(?P<rest>[:>])")
+
+
+def _genex(text: str) -> str:
+    def language(m: re.Match[str]) -> str:
+        parts = m.group("body").split(",")
+        head = m.group("head")
+        if head.endswith("_AND_ID"):
+            langs = ["HIP" if p == "CUDA" else p for p in parts[:1]]
+            ids = [COMPILER_IDS.get(p, p) for p in parts[1:]] if parts[:1] == ["CUDA"] else parts[1:]
+            parts = langs + ids
+        else:
+            parts = ["HIP" if p == "CUDA" else p for p in parts]
+        return f"$<{head}:{','.join(parts)}>"
+
+    text = _GENEX_LANG.sub(language, text)
+    return _GENEX_ID.sub(lambda m: f"$<{GENEX_RENAMES[m.group('head')]}{m.group('rest')}", text)
+
+
+class Names:
+    description = "CUDA variables, generator expressions, environment variables and install paths → HIP/ROCm"
+
+    def run(self, ctx: Context) -> None:
+        for command in ctx.commands():
+            args = command.arguments()
+            if command.identifier in ("set", "unset") and args and args[0].value in LEGACY_SWITCHES:
+                ctx.edits.remove_command(command)
+                ctx.report(command.start, "cmake-legacy-variable", Severity.INFO,
+                           f"{args[0].value} only steered nvcc; removed", fixable=True)
+                continue
+            if command.identifier == "set" and args and args[0].value == "CMAKE_CUDA_COMPILER":
+                ctx.edits.remove_command(command)
+                ctx.report(command.start, "cmake-compiler", Severity.WARNING,
+                           "CMAKE_CUDA_COMPILER set in the project; removed",
+                           "the HIP compiler (ROCm's clang++) is chosen with -DCMAKE_HIP_COMPILER when configuring")
+                continue
+            for arg in args:
+                self._argument(ctx, arg)
+
+    def _argument(self, ctx: Context, arg: Leaf) -> None:
+        text = ctx.edits.text_of(arg)
+        if "CUDA" not in text and "cuda" not in text and "NVIDIA" not in text:
+            return
+        new = text
+        bare = VARIABLES.get(text)
+        if bare:  # the variable named as a word: set(CMAKE_CUDA_FLAGS ...), if(CUDA_FOUND)
+            new = bare
+        new = rename_refs(new, lambda kind, name: self._ref(ctx, arg, kind, name))
+        new = _genex(new)
+        new = self._paths(ctx, new)
+        if new != text:
+            ctx.edits.replace(arg, new)
+            if "ROCM_PATH" in new:
+                ctx.facts.uses_rocm_path = True
+            ctx.report(arg.start, "cmake-name", Severity.INFO, f"{text} → {new}", fixable=True, replacement=new)
+
+    @staticmethod
+    def _ref(ctx: Context, arg: Leaf, kind: str, name: str) -> str | None:
+        if kind == "ENV":
+            return "$ENV{ROCM_PATH}" if name in CUDA_ENV_VARS else None
+        if name in REPORTED_VARIABLES:
+            ctx.report(arg.start, "cmake-cuda-variable", Severity.WARNING, f"${{{name}}}: {REPORTED_VARIABLES[name]}")
+            return None
+        new = VARIABLES.get(name)
+        if not new:
+            return None
+        return f"${kind}{{{new}}}" if kind else f"${{{new}}}"
+
+    @staticmethod
+    def _paths(ctx: Context, text: str) -> str:
+        def root(m: re.Match[str]) -> str:
+            return "${ROCM_PATH}"
+
+        new = CUDA_ROOT_LITERAL.sub(root, text)
+        if new != text or "${ROCM_PATH}" in new:
+            for cuda, rocm in SUBPATHS.items():
+                new = new.replace("${ROCM_PATH}" + cuda, "${ROCM_PATH}" + rocm)
+        return new
+
+
+ROCM_PATH_BLOCK = f"""if(NOT DEFINED ROCM_PATH)
+  if(DEFINED ENV{{ROCM_PATH}})
+    set(ROCM_PATH "$ENV{{ROCM_PATH}}" CACHE PATH "ROCm installation root")
+  else()
+    set(ROCM_PATH "{ROCM_DEFAULT}" CACHE PATH "ROCm installation root")
+  endif()
+endif()"""
+
+
+class Prelude:
+    description = "define ROCM_PATH (from the environment, else /opt/rocm) where the rewrite uses it"
+
+    def run(self, ctx: Context) -> None:
+        if not ctx.facts.uses_rocm_path or ctx.facts.defines_rocm_path:
+            return
+        commands = ctx.commands()
+        project = next((c for c in commands if c.identifier == "project"), None)
+        if project is not None:
+            ctx.edits.insert_after(project, ROCM_PATH_BLOCK)
+        elif commands:
+            ctx.edits.insert_before(commands[0], ROCM_PATH_BLOCK)

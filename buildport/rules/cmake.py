@@ -1,0 +1,145 @@
+"""CMake names: CUDA variables, properties, commands and what replaces them.
+
+Facts: cmake-variables(7), cmake-properties(7) and cmake-compile-features(7) for
+the HIP language (CMake ≥ 3.21), FindCUDA and FindCUDAToolkit for the CUDA
+names. ``""`` as a replacement means the name has no HIP meaning: its ``set()``
+is removed and other uses are reported.
+"""
+
+from __future__ import annotations
+
+#: First CMake release with the HIP language.
+HIP_MIN_VERSION = (3, 21)
+
+_CONFIGS = ("", "_DEBUG", "_RELEASE", "_RELWITHDEBINFO", "_MINSIZEREL", "_INIT")
+
+#: Variable → replacement, applied to ``${NAME}`` references and to bare words
+#: that name the variable (``set(NAME ...)``, ``if(NAME)``, ``string(APPEND NAME``).
+VARIABLES: dict[str, str] = {
+    **{f"CMAKE_CUDA_FLAGS{c}": f"CMAKE_HIP_FLAGS{c}" for c in _CONFIGS},
+    "CMAKE_CUDA_STANDARD": "CMAKE_HIP_STANDARD",
+    "CMAKE_CUDA_STANDARD_REQUIRED": "CMAKE_HIP_STANDARD_REQUIRED",
+    "CMAKE_CUDA_EXTENSIONS": "CMAKE_HIP_EXTENSIONS",
+    "CMAKE_CUDA_COMPILER": "CMAKE_HIP_COMPILER",
+    "CMAKE_CUDA_COMPILER_ID": "CMAKE_HIP_COMPILER_ID",
+    "CMAKE_CUDA_COMPILER_LOADED": "CMAKE_HIP_COMPILER_LOADED",
+    "CMAKE_CUDA_COMPILER_VERSION": "CMAKE_HIP_COMPILER_VERSION",
+    "CMAKE_CUDA_VISIBILITY_PRESET": "CMAKE_HIP_VISIBILITY_PRESET",
+    "CMAKE_CUDA_ARCHITECTURES": "CMAKE_HIP_ARCHITECTURES",
+    "CMAKE_CUDA_COMPILER_LAUNCHER": "CMAKE_HIP_COMPILER_LAUNCHER",
+    "CMAKE_CUDA_CLANG_TIDY": "CMAKE_HIP_CLANG_TIDY",
+    "CMAKE_CUDA_OUTPUT_EXTENSION": "CMAKE_HIP_OUTPUT_EXTENSION",
+    "CMAKE_CUDA_SOURCE_FILE_EXTENSIONS": "CMAKE_HIP_SOURCE_FILE_EXTENSIONS",
+    "CMAKE_CUDA_HOST_COMPILER": "",
+    "CMAKE_CUDA_RESOLVE_DEVICE_SYMBOLS": "",
+    "CMAKE_CUDA_RUNTIME_LIBRARY": "",
+    "CUDA_NVCC_FLAGS": "HIP_COMPILE_OPTIONS",
+    **{f"CUDA_NVCC_FLAGS{c}": f"HIP_COMPILE_OPTIONS{c}" for c in _CONFIGS[1:5]},
+    "CUDA_FOUND": "hip_FOUND",
+    "CUDAToolkit_FOUND": "hip_FOUND",
+    "CUDA_INCLUDE_DIRS": "HIP_INCLUDE_DIRS",
+    "CUDAToolkit_INCLUDE_DIRS": "HIP_INCLUDE_DIRS",
+    "CUDA_TOOLKIT_INCLUDE": "HIP_INCLUDE_DIRS",
+    "CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES": "HIP_INCLUDE_DIRS",
+    "CUDA_TOOLKIT_ROOT_DIR": "ROCM_PATH",
+    "CUDAToolkit_ROOT": "ROCM_PATH",
+    "CUDAToolkit_TARGET_DIR": "ROCM_PATH",
+    "CUDAToolkit_ROOT_DIR": "ROCM_PATH",
+    "CUDA_PATH": "ROCM_PATH",
+    "CUDA_HOME": "ROCM_PATH",
+    "CUDA_DIR": "ROCM_PATH",
+    "CUDA_SDK_ROOT_DIR": "ROCM_PATH",
+    "CUDAToolkit_LIBRARY_DIR": "ROCM_LIBRARY_DIR",
+    "CUDAToolkit_BIN_DIR": "ROCM_BIN_DIR",
+}
+
+#: Legacy FindCUDA switches that only steer nvcc: their ``set()`` is removed.
+LEGACY_SWITCHES: frozenset[str] = frozenset({
+    "CUDA_PROPAGATE_HOST_FLAGS", "CUDA_HOST_COMPILER", "CUDA_VERBOSE_BUILD", "CUDA_64_BIT_DEVICE_CODE",
+    "CUDA_ATTACH_VS_BUILD_RULE_TO_CUDA_FILE", "CUDA_GENERATED_OUTPUT_DIR", "CUDA_HOST_COMPILATION_CPP",
+    "CUDA_BUILD_CUBIN", "CUDA_BUILD_EMULATION", "CUDA_USE_STATIC_CUDA_RUNTIME", "CUDA_LINK_LIBRARIES_KEYWORD",
+    "CMAKE_CUDA_HOST_COMPILER", "CMAKE_CUDA_RESOLVE_DEVICE_SYMBOLS", "CMAKE_CUDA_RUNTIME_LIBRARY",
+})
+
+#: Variables whose uses need a human: (name, why).
+REPORTED_VARIABLES: dict[str, str] = {
+    "CUDA_VERSION": "CUDA version numbers have no HIP meaning; compare hip_VERSION instead",
+    "CUDAToolkit_VERSION": "CUDA version numbers have no HIP meaning; compare hip_VERSION instead",
+    "CUDAToolkit_VERSION_MAJOR": "CUDA version numbers have no HIP meaning",
+    "CUDA_VERSION_MAJOR": "CUDA version numbers have no HIP meaning",
+    "CUDA_NVCC_EXECUTABLE": "there is no nvcc in ROCm; hipcc or CMAKE_HIP_COMPILER builds HIP",
+    "CUDAToolkit_NVCC_EXECUTABLE": "there is no nvcc in ROCm; hipcc or CMAKE_HIP_COMPILER builds HIP",
+    "CUDA_SEPARABLE_COMPILATION": "handled where a legacy target is created; check other uses",
+}
+
+#: Target/source properties: CUDA name → HIP name ("" removes the property).
+PROPERTIES: dict[str, str] = {
+    "CUDA_STANDARD": "HIP_STANDARD",
+    "CUDA_STANDARD_REQUIRED": "HIP_STANDARD_REQUIRED",
+    "CUDA_EXTENSIONS": "HIP_EXTENSIONS",
+    "CUDA_ARCHITECTURES": "HIP_ARCHITECTURES",
+    "CUDA_RESOLVE_DEVICE_SYMBOLS": "",
+    "CUDA_RUNTIME_LIBRARY": "",
+    "CUDA_PTX_COMPILATION": "",
+    "CUDA_CUBIN_COMPILATION": "",
+    "CUDA_FATBIN_COMPILATION": "",
+    "CUDA_SEPARABLE_COMPILATION": "",  # becomes -fgpu-rdc options, see the passes
+}
+
+#: Legacy commands with a direct modern replacement.
+LEGACY_COMMANDS: dict[str, str] = {
+    "cuda_add_executable": "add_executable",
+    "cuda_add_library": "add_library",
+    "cuda_include_directories": "include_directories",
+}
+
+#: FindCUDA helpers that add one library to a target.
+LEGACY_LINK_HELPERS: dict[str, str] = {
+    "cuda_add_cublas_to_target": "cublas",
+    "cuda_add_cufft_to_target": "cufft",
+}
+
+#: Commands with no automatic translation: name → what a human must do.
+MANUAL_COMMANDS: dict[str, str] = {
+    "cuda_select_nvcc_arch_flags": "NVIDIA architecture detection; set CMAKE_HIP_ARCHITECTURES instead",
+    "cuda_detect_installed_gpus": "NVIDIA GPU detection; CMake detects AMD GPUs with rocm_agent_enumerator",
+    "cuda_compile_ptx": "PTX output has no AMD counterpart; compile the sources as HIP objects",
+    "cuda_compile_fatbin": "fatbin output has no AMD counterpart; use --genco code objects",
+    "cuda_compile_cubin": "cubin output has no AMD counterpart; use --genco code objects",
+    "cuda_compile": "builds objects with nvcc; add the sources to a target with LANGUAGE HIP",
+    "cuda_wrap_srcs": "FindCUDA internals; add the sources to a target with LANGUAGE HIP",
+    "cuda_link_separable_compilation_objects": "device linking is done by clang with -fgpu-rdc --hip-link",
+    "cuda_compute_separable_compilation_object_file_name": "device linking is done by clang with -fgpu-rdc --hip-link",
+    "cuda_build_clean_target": "FindCUDA internals; nothing to clean with the HIP language",
+}
+
+#: Generator-expression heads that name a language.
+LANGUAGE_GENEX = ("COMPILE_LANGUAGE", "LINK_LANGUAGE", "COMPILE_LANG_AND_ID", "LINK_LANG_AND_ID")
+#: Generator expressions about the CUDA compiler → HIP ones.
+GENEX_RENAMES: dict[str, str] = {
+    "CUDA_COMPILER_ID": "HIP_COMPILER_ID",
+    "CUDA_COMPILER_VERSION": "HIP_COMPILER_VERSION",
+}
+#: Compiler ids: NVIDIA's compiler → clang, which compiles HIP.
+COMPILER_IDS: dict[str, str] = {"NVIDIA": "Clang"}
+
+#: Commands whose arguments are compiler options (after the target and scope keywords).
+FLAG_COMMANDS: frozenset[str] = frozenset({
+    "target_compile_options", "add_compile_options", "target_link_options", "add_link_options",
+})
+#: Variables that hold nvcc flags (string or list).
+FLAG_VARIABLES: frozenset[str] = frozenset(
+    {f"CMAKE_CUDA_FLAGS{c}" for c in _CONFIGS} | {f"CUDA_NVCC_FLAGS{c}" for c in _CONFIGS[:5]}
+    | {f"CMAKE_HIP_FLAGS{c}" for c in _CONFIGS} | {f"HIP_COMPILE_OPTIONS{c}" for c in _CONFIGS[:5]}
+)
+
+#: Target-creating commands and the number of leading non-source keywords.
+TARGET_COMMANDS: frozenset[str] = frozenset({"add_executable", "add_library", "cuda_add_executable", "cuda_add_library"})
+TARGET_KEYWORDS: frozenset[str] = frozenset({
+    "STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE", "UNKNOWN", "IMPORTED", "ALIAS", "GLOBAL",
+    "WIN32", "MACOSX_BUNDLE", "EXCLUDE_FROM_ALL", "OPTIONS", "PRIVATE", "PUBLIC", "FILE_SET", "TYPE",
+    "BASE_DIRS", "FILES", "HEADERS", "CXX_MODULES",
+})
+
+#: Suffixes of CUDA sources, which must be compiled as HIP.
+CUDA_SUFFIXES = (".cu",)

@@ -1,0 +1,29 @@
+"""CUDA install locations and the ROCm ones that replace them.
+
+ROCm installs under ``/opt/rocm`` by default; ``ROCM_PATH`` (and ``HIP_PATH`` for
+the HIP part) name another root. The default is used only when nothing is set.
+"""
+
+from __future__ import annotations
+
+import re
+
+ROCM_DEFAULT = "/opt/rocm"
+
+#: Environment variables that name a CUDA root.
+CUDA_ENV_VARS: tuple[str, ...] = (
+    "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDA_DIR", "CUDA_INSTALL_PATH",
+    "CUDAToolkit_ROOT", "CUDA_BIN_PATH",
+)
+
+#: A literal CUDA install root: /usr/local/cuda, /usr/local/cuda-12.4, /opt/cuda.
+CUDA_ROOT_LITERAL = re.compile(r"(?<![\w./-])(?:/usr/local/cuda(?:-\d+(?:\.\d+)*)?|/opt/cuda)(?![\w.-])")
+
+#: Sub-paths under a CUDA root → under a ROCm root.
+SUBPATHS: dict[str, str] = {
+    "/lib64": "/lib",
+    "/lib/x64": "/lib",
+    "/targets/x86_64-linux/lib": "/lib",
+    "/targets/x86_64-linux/include": "/include",
+    "/bin/nvcc": "/bin/hipcc",
+}

@@ -1,0 +1,575 @@
+"""What ``buildport audit`` reports in CUDA sources: the rule catalogue, as data.
+
+hipify rewrites API names; it does not see a 32-lane warp baked into arithmetic,
+a texture reference, a pinned buffer that a port must keep, or a library ROCm does
+not have. Each :class:`SourceRule` names one such difference, says why it matters
+on AMD GPUs and what to do, and carries a before/after pair (the ``before`` must
+trigger the rule, the ``after`` must not; the tests check both). The tables below
+the catalogue are the API names the matchers in :mod:`buildport.sourcescan` look
+for. ``docs/source-rules.md`` is generated from this module by
+``scripts/gen_rules_doc.py``.
+
+Facts are from AMD's HIP documentation (kernel language reference, porting guide,
+programming manual), the HIPIFY support tables (``docs/tables/*.md``) and the HIP
+runtime sources (``clr``), as noted per rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from buildport.findings import Severity
+
+E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRule:
+    """One source-level CUDA→HIP difference that an audit reports.
+
+    ``rationale`` is the paragraph a finding's message carries after its first,
+    specific sentence; ``suggestion`` says what to do; ``source`` is a short note
+    of where the fact comes from.
+    """
+
+    id: str
+    title: str
+    severity: Severity
+    rationale: str
+    suggestion: str
+    before: str
+    after: str
+    source: str
+
+
+RULES: tuple[SourceRule, ...] = (
+    SourceRule(
+        "warp-size-literal", "Warp size 32 written as a literal", W,
+        "AMD data-center GPUs (GCN, CDNA: gfx90a, gfx942) execute 64-lane wavefronts, and `warpSize` "
+        "is 64 there; code that writes the warp width as 32 (`threadIdx.x % 32`, `& 31`, `>> 5`, "
+        "`tid < 32`, a shuffle width of 32, a reduction loop that starts at offset 16, "
+        "`#define WARP_SIZE 32`) computes wrong lane and warp indices, reduces only half of each "
+        "wavefront, or leaves half the machine idle. hipify passes these literals through unchanged "
+        "and nothing fails at compile or run time.",
+        "Derive lane and warp indices from `warpSize` in device code (it is not a compile-time constant "
+        "in HIP) or from `hipDeviceProp_t::warpSize` on the host; start butterfly reductions at "
+        "`warpSize / 2`; size per-warp arrays for 64 lanes.",
+        "__device__ int lane_id() { return threadIdx.x % 32; }\n",
+        "__device__ int lane_id() { return threadIdx.x % warpSize; }\n",
+        "HIP kernel language reference, 'warpSize' and 'Warp cross-lane functions'",
+    ),
+    SourceRule(
+        "warp-mask-32bit", "32-bit lane mask or ballot result", E,
+        "In HIP, `__ballot`, `__activemask` and the lane masks of the `*_sync` builtins are 64-bit "
+        "(`unsigned long long`), because a wavefront holds up to 64 lanes. A mask of `0xffffffff` "
+        "names only lanes 0-31, and a ballot kept in `unsigned int` (or counted with `__popc`, "
+        "searched with `__ffs`) silently drops lanes 32-63. From ROCm 6.2 the `*_sync` builtins "
+        "`static_assert` that the mask argument is a 64-bit integer, so a 32-bit mask no longer "
+        "compiles.",
+        "Keep masks in `unsigned long long` (or `uint64_t`), write the full mask as `~0ull` or use "
+        "`__activemask()`, and count or search masks with `__popcll` / `__ffsll`.",
+        "unsigned mask = __ballot_sync(0xffffffff, pred);\n",
+        "unsigned long long mask = __ballot(pred);\n",
+        "HIP kernel language reference, 'Warp vote and ballot functions'; "
+        "clr amd_warp_sync_functions.h (static_assert on the mask size)",
+    ),
+    SourceRule(
+        "warp-sync-intrinsic", "Warp `*_sync` intrinsic", E,
+        "The warp intrinsics with an explicit mask (`__shfl_sync`, `__shfl_down_sync`, "
+        "`__ballot_sync`, `__any_sync`, `__all_sync`, `__match_any_sync`, `__syncwarp`, "
+        "`__activemask`, the `__reduce_*_sync` family) do not exist in ROCm 5.2. hipify-perl passes "
+        "them through with a warning, so the port fails to compile. ROCm 6.2 added them behind "
+        "`HIP_ENABLE_WARP_SYNC_BUILTINS` (enabled by default from 6.3), with 64-bit masks. AMD "
+        "wavefronts have no independent thread scheduling, so the lanes of a wavefront are always "
+        "converged at these points.",
+        "For ROCm before 6.2 use the mask-free forms (`__shfl`, `__shfl_down`, `__shfl_xor`, "
+        "`__ballot`, `__any`, `__all`) and drop `__syncwarp`; for ROCm 6.2+ keep the `_sync` forms "
+        "with 64-bit masks.",
+        "v += __shfl_down_sync(mask, v, offset);\n",
+        "v += __shfl_down(v, offset);\n",
+        "HIPIFY CUDA_Device_API_supported_by_HIP.md (no HIP mapping); HIP kernel language "
+        "reference ('the __sync variants are made available in ROCm 6.2')",
+    ),
+    SourceRule(
+        "texture-reference", "Texture or surface reference", E,
+        "Texture and surface references (`texture<T, dim, mode>` globals, `cudaBindTexture*`, "
+        "`cudaUnbindTexture`, `cudaGetTextureReference`, `cudaBindSurfaceToArray`) were deprecated "
+        "in CUDA 11 and removed in CUDA 12; HIP deprecated its copies (`hipBindTexture*`, "
+        "`hipTexRef*`) in HIP 3.8 and lists them among the APIs that give errors and unexpected "
+        "results. A port that keeps them builds on neither toolkit's future.",
+        "Convert each reference to a texture object: create a `cudaTextureObject_t` with "
+        "`cudaCreateTextureObject` from a resource and texture descriptor, pass it to the kernel as an "
+        "argument and read it with `tex1Dfetch<T>(obj, i)` / `tex2D<T>(obj, x, y)`; hipify maps the "
+        "object API one to one.",
+        "texture<float, 1, cudaReadModeElementType> tex;\n"
+        "cudaBindTexture(0, tex, d_in, bytes);\n",
+        "cudaTextureObject_t tex = 0;\n"
+        "cudaCreateTextureObject(&tex, &res_desc, &tex_desc, nullptr);\n",
+        "HIPIFY CUDA_Runtime_API_functions_supported_by_HIP.md (cudaBindTexture: deprecated 11.0, "
+        "removed 12.0); HIP deprecated_api_list.rst",
+    ),
+    SourceRule(
+        "pinned-memory", "Pinned (page-locked) host memory", W,
+        "Pinned host memory (`cudaHostRegister`, `cudaHostAlloc`, `cudaMallocHost`) is what makes "
+        "host-device copies fast and truly asynchronous; a port that loses a `cudaHostRegister` "
+        "(for example when a framework's allocator is swapped) keeps working but copies from "
+        "pageable memory, which cost about 40% of throughput in a published PyTorch-extension port. "
+        "The flags differ: `hipHostMalloc` always maps and makes memory portable, and its "
+        "allocations are coherent (uncached by the GPU) when no flag or `hipHostMallocMapped` is "
+        "given, non-coherent with only other flags unless `HIP_HOST_COHERENT=1`. Mapped "
+        "(zero-copy) memory is read over the interconnect on every access.",
+        "Keep every registration and pinned allocation in the port (`hipHostRegister`, "
+        "`hipHostMalloc`), choose `hipHostMallocCoherent` / `hipHostMallocNonCoherent` explicitly "
+        "where kernels read host memory directly, and measure copy bandwidth before and after.",
+        "cudaHostRegister(buf, bytes, cudaHostRegisterDefault);\n",
+        "hipHostRegister(buf, bytes, hipHostRegisterDefault);\n",
+        "HIP programming manual, 'Host Memory' and 'Coherency Controls'; audit issue "
+        "(throughput loss in a published port)",
+    ),
+    SourceRule(
+        "default-stream", "Asynchronous copy on the null stream", W,
+        "An `*Async` copy, memset or allocation with no stream argument, or with stream `0`, "
+        "`NULL` or `nullptr`, runs on the null stream. HIP keeps CUDA's legacy semantics: the null "
+        "stream waits for and blocks every other blocking stream, so the copy serializes with all "
+        "work on the device. If the CUDA build used `nvcc --default-stream per-thread`, the same "
+        "call meant a per-thread stream; hipcc needs `-fgpu-default-stream=per-thread` to keep that "
+        "meaning, and without it the overlap is silently lost.",
+        "Pass the stream the surrounding work runs on, or build with "
+        "`-fgpu-default-stream=per-thread` when the CUDA build used `--default-stream per-thread`.",
+        "cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice);\n",
+        "cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, stream);\n",
+        "HIP programming manual, 'Use of Per-thread default stream'",
+    ),
+    SourceRule(
+        "default-stream-launch", "Kernel launch on the null stream", I,
+        "A launch `<<<grid, block>>>` or `<<<grid, block, shmem>>>` (or with stream `0`) goes to the "
+        "null stream, which in HIP as in legacy CUDA synchronizes with every other blocking stream; "
+        "hipify writes the `0` explicitly. It is correct, but it serializes, and it changes meaning "
+        "if the CUDA build used `nvcc --default-stream per-thread` and the HIP build does not pass "
+        "`-fgpu-default-stream=per-thread`.",
+        "Launch on an explicit stream where the program overlaps work, or carry the per-thread "
+        "default-stream flag over to the HIP build.",
+        "kernel<<<grid, block>>>(d);\n",
+        "kernel<<<grid, block, 0, stream>>>(d);\n",
+        "HIP programming manual, 'Use of Per-thread default stream'; HIP kernel language reference "
+        "(launch syntax)",
+    ),
+    SourceRule(
+        "stream-priority", "Stream priorities", I,
+        "HIP implements three stream priorities: -1 (high), 0 (normal) and 1 (low); "
+        "`hipDeviceGetStreamPriorityRange` reports least 1, greatest -1, and other values are "
+        "clamped. CUDA reports a device-specific range (0 down to -5 on recent GPUs) in which 0 is "
+        "the lowest priority, so priorities computed from CUDA's range, or a literal 0 meant as "
+        "'low', map to different levels on AMD.",
+        "Query `hipDeviceGetStreamPriorityRange` and use its least/greatest values; do not hard-code "
+        "CUDA's numbers.",
+        "cudaStreamCreateWithPriority(&s, cudaStreamDefault, -5);\n",
+        "hipDeviceGetStreamPriorityRange(&least, &greatest);\n"
+        "hipStreamCreateWithPriority(&s, hipStreamDefault, greatest);\n",
+        "clr hipamd/src/hip_stream.cpp (Priority High=-1, Normal=0, Low=1; clamping)",
+    ),
+    SourceRule(
+        "per-thread-stream", "Per-thread default stream", W,
+        "`cudaStreamPerThread` (and `cudaStreamLegacy`, its opposite) name the per-thread and the "
+        "legacy default stream explicitly. HIP has `hipStreamPerThread` since HIP 4.5, but the "
+        "meaning of every *implicit* stream in the program depends on a build flag: nvcc's "
+        "`--default-stream per-thread` becomes hipcc's `-fgpu-default-stream=per-thread`. Code that "
+        "mixes the two kinds relies on the flag, and a port that drops it changes synchronization "
+        "without an error.",
+        "Check how the CUDA build set `--default-stream` and give hipcc the matching "
+        "`-fgpu-default-stream=` option; keep explicit `hipStreamPerThread` handles.",
+        "cudaMemcpyAsync(d, h, n, cudaMemcpyHostToDevice, cudaStreamPerThread);\n",
+        "hipMemcpyAsync(d, h, n, hipMemcpyHostToDevice, hipStreamPerThread);\n",
+        "HIPIFY runtime table (cudaStreamPerThread -> hipStreamPerThread, HIP 4.5.0); HIP "
+        "programming manual, 'Use of Per-thread default stream'",
+    ),
+    SourceRule(
+        "stream-nonblocking", "Non-blocking stream", I,
+        "A stream created with `cudaStreamNonBlocking` does not synchronize with the null stream. "
+        "HIP keeps the flag (`hipStreamNonBlocking`) and its meaning, but a port tends to add null-"
+        "stream work (hipify writes stream `0` into every launch without one, and synchronous "
+        "`hipMemcpy` runs on the null stream), and none of that orders against a non-blocking "
+        "stream. Dependencies that held by accident on NVIDIA become races.",
+        "Make every cross-stream dependency of a non-blocking stream explicit with events "
+        "(`hipEventRecord` + `hipStreamWaitEvent`).",
+        "cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n",
+        "hipStreamCreateWithFlags(&s, hipStreamNonBlocking);\n"
+        "hipEventRecord(ready, producer);\n"
+        "hipStreamWaitEvent(s, ready, 0);\n",
+        "HIPIFY runtime types table (cudaStreamNonBlocking -> hipStreamNonBlocking); hipStreamCreateWithFlags docs",
+    ),
+    SourceRule(
+        "cuda-atomic", "libcu++ atomics with scopes and orders", E,
+        "`cuda::atomic`, `cuda::atomic_ref`, `cuda::std::atomic` and the `cuda::thread_scope_*` / "
+        "`cuda::memory_order_*` names come from libcu++ (`<cuda/atomic>`, `<cuda/std/atomic>`), "
+        "which ROCm 5.2 does not ship and hipify does not convert. The scoped orders they express "
+        "still matter on AMD, where caches are not coherent across agents unless the memory is "
+        "fine-grained.",
+        "Rewrite with HIP's scoped atomic builtins (`__hip_atomic_load/store/fetch_add(ptr, v, "
+        "__ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT)`) or the clang `__atomic_*` builtins, keeping "
+        "the original scope and order.",
+        "cuda::atomic<int, cuda::thread_scope_device> counter;\n",
+        "__hip_atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);\n",
+        "HIPIFY (no libcu++ mapping); HIP kernel language reference (atomics)",
+    ),
+    SourceRule(
+        "atomic-scope", "Scoped atomic (`_system` / `_block`)", W,
+        "`atomic*_system` functions exist in HIP (since 4.3) but are only atomic across the host "
+        "and other GPUs on fine-grained (coherent) memory, for example `hipHostMalloc` with the "
+        "coherent default or `hipHostMallocCoherent`; on ordinary device or non-coherent memory "
+        "they are silently device-scoped. The `atomic*_block` functions have no HIP counterpart "
+        "and hipify leaves them untranslated.",
+        "Allocate memory shared with the host or peers as coherent host memory, and replace "
+        "`_block` atomics by the plain function or by `__hip_atomic_*` with "
+        "`__HIP_MEMORY_SCOPE_WORKGROUP`.",
+        "atomicAdd_system(&flag, 1);\n",
+        "__hip_atomic_fetch_add(flag, 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);\n",
+        "HIP kernel language reference, 'Atomic functions'; HIPIFY device API table "
+        "(atomic*_system from 4.3.0, no *_block entries)",
+    ),
+    SourceRule(
+        "threadfence", "Device or block memory fence", I,
+        "`__threadfence()` and `__threadfence_block()` are supported by HIP, but they only order "
+        "accesses that are coherent at that scope; code that pairs a fence with a plain or "
+        "`volatile` flag to hand data between blocks relies on NVIDIA's cache behaviour and "
+        "needs an atomic flag with acquire/release semantics on AMD.",
+        "Check the producer/consumer pattern around each fence; prefer release/acquire atomics "
+        "(`__hip_atomic_store`/`__hip_atomic_load`) on the flag over a fence and a plain store.",
+        "__threadfence();\n",
+        "__builtin_amdgcn_fence(__ATOMIC_RELEASE, \"agent\");\n",
+        "HIP kernel language reference, 'Memory fence instructions'",
+    ),
+    SourceRule(
+        "threadfence-system", "System-scope memory fence", W,
+        "`__threadfence_system()` makes writes visible to the host and other GPUs only for "
+        "fine-grained (coherent) system memory on AMD; AMD's documentation asks that such kernels "
+        "work only on memory from `hipHostMalloc` and not copy it. On device memory or "
+        "non-coherent host memory the fence orders nothing outside the GPU.",
+        "Allocate the shared buffers with `hipHostMalloc` (coherent), or replace fence-plus-flag "
+        "by a system-scope release store on the flag.",
+        "__threadfence_system();\n",
+        "__hip_atomic_store(flag, 1, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);\n",
+        "HIP kernel language reference, 'Memory fence instructions'",
+    ),
+    SourceRule(
+        "volatile-spin-wait", "`volatile` spin wait", W,
+        "A loop that polls a `volatile` variable waits for another thread, block or the host "
+        "without any memory-model guarantee. On NVIDIA it usually works; on AMD the load can "
+        "keep hitting a non-coherent cache, and because wavefronts have no independent thread "
+        "scheduling, a lane that spins on a value another lane of the same wavefront must write "
+        "never lets that lane run: the kernel hangs.",
+        "Poll with an acquire atomic load at the right scope (`__hip_atomic_load(p, "
+        "__ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT)`), back off with "
+        "`__builtin_amdgcn_s_sleep`, and never wait on a lane of the same wavefront.",
+        "__device__ void wait_for(volatile int* flag) {\n"
+        "  while (*flag == 0) { }\n"
+        "}\n",
+        "__device__ void wait_for(int* flag) {\n"
+        "  while (__hip_atomic_load(flag, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT) == 0) { }\n"
+        "}\n",
+        "HIP kernel language reference, 'Independent thread scheduling' (not supported)",
+    ),
+    SourceRule(
+        "inline-ptx", "Inline PTX assembly", E,
+        "`asm(...)` statements with PTX (`mov.u32 %0, %%laneid;`, `ld.global.nc`, `cp.async`, "
+        "`shfl.sync`) are NVIDIA machine code. hipify leaves them alone and clang cannot assemble "
+        "them for an AMD GPU, so the file stops compiling; inline assembly on AMD is GCN/CDNA ISA "
+        "with different registers and constraints.",
+        "Replace each PTX block by the HIP builtin or plain C++ it implements (`__lane_id()`, "
+        "`__builtin_nontemporal_load`, `__shfl_xor`, `__builtin_amdgcn_*`), keeping the PTX "
+        "only behind `#ifdef __HIP_PLATFORM_NVIDIA__`.",
+        "asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(lane));\n",
+        "lane = __lane_id();\n",
+        "HIP kernel language reference, 'In-Line Assembly' (GCN ISA only)",
+    ),
+    SourceRule(
+        "cuda-arch-version", "`__CUDA_ARCH__` version check", W,
+        "HIP-Clang does not define `__CUDA_ARCH__`, so `#if __CUDA_ARCH__ >= 700` is false on AMD: "
+        "the code behind it (often the fast path) silently disappears, and a `#else` meant for old "
+        "NVIDIA GPUs or for the host is compiled into the device code instead.",
+        "Test the feature, not the NVIDIA generation: `__HIP_ARCH_HAS_*__` macros (for example "
+        "`__HIP_ARCH_HAS_WARP_SHUFFLE__`), `__gfx90a__`-style target macros, or a run-time "
+        "`hipDeviceProp_t` query.",
+        "#if __CUDA_ARCH__ >= 300\n"
+        "  v = __shfl_down(v, 1);\n"
+        "#endif\n",
+        "#if __HIP_ARCH_HAS_WARP_SHUFFLE__\n"
+        "  v = __shfl_down(v, 1);\n"
+        "#endif\n",
+        "HIP porting guide, 'Identifying Architecture Features' and compiler-defines table",
+    ),
+    SourceRule(
+        "cuda-arch-device", "`__CUDA_ARCH__` used to detect device code", W,
+        "HIP-Clang does not define `__CUDA_ARCH__` in device or host compilation, so "
+        "`#ifdef __CUDA_ARCH__` (or `defined(__CUDA_ARCH__)`) never selects the device branch on "
+        "AMD: device code gets the host implementation, which either fails to compile or runs the "
+        "slow path.",
+        "Use `__HIP_DEVICE_COMPILE__`, which HIP defines (to 1) when compiling for the device, on "
+        "both AMD and NVIDIA.",
+        "#ifdef __CUDA_ARCH__\n"
+        "  x = device_path();\n"
+        "#else\n"
+        "  x = host_path();\n"
+        "#endif\n",
+        "#if __HIP_DEVICE_COMPILE__\n"
+        "  x = device_path();\n"
+        "#else\n"
+        "  x = host_path();\n"
+        "#endif\n",
+        "HIP porting guide, compiler-defines table (__CUDA_ARCH__: undefined for HIP-Clang)",
+    ),
+    SourceRule(
+        "grid-sync", "Cooperative-groups grid synchronization", W,
+        "`this_grid()` / `grid.sync()` need every block of the grid to be resident at once. HIP "
+        "supports them only for kernels launched with `hipLaunchCooperativeKernel`, and the largest "
+        "co-resident grid on an AMD GPU follows from its own occupancy (64-lane wavefronts, "
+        "different register and LDS budgets): a grid sized from NVIDIA's SM count or occupancy "
+        "deadlocks or is rejected.",
+        "Launch with `hipLaunchCooperativeKernel` and size the grid from "
+        "`hipOccupancyMaxActiveBlocksPerMultiprocessor` x `multiProcessorCount` on the AMD device.",
+        "cg::grid_group grid = cg::this_grid();\n"
+        "grid.sync();\n",
+        "// buildport: ignore[grid-sync] launched with hipLaunchCooperativeKernel, grid from occupancy\n"
+        "cg::this_grid().sync();\n",
+        "HIP kernel language reference, 'Cooperative groups functions'; HIPIFY runtime table "
+        "(cudaLaunchCooperativeKernel -> hipLaunchCooperativeKernel)",
+    ),
+    SourceRule(
+        "dynamic-parallelism", "Kernel launch or runtime call in device code", E,
+        "HIP does not support dynamic parallelism: a `__global__` or `__device__` function cannot "
+        "launch a kernel (`<<<...>>>` in device code) or call the device runtime "
+        "(`cudaDeviceSynchronize`, `cudaLaunchDevice`, `cudaMalloc` from a kernel).",
+        "Move the child launch to the host (launch the parent, then the child, on one stream), or "
+        "merge the child's work into the parent kernel.",
+        "__global__ void parent(int* d) {\n"
+        "  child<<<1, 64>>>(d);\n"
+        "}\n",
+        "__global__ void parent(int* d) { work(d); }\n"
+        "void run(int* d) { parent<<<1, 64, 0, s>>>(d); child<<<1, 64, 0, s>>>(d); }\n",
+        "HIP kernel language reference, '__global__' (no dynamic parallelism)",
+    ),
+    SourceRule(
+        "cuda-graph", "CUDA graphs and stream capture", W,
+        "hipGraph arrived in HIP 4.3 and grows with every release: in ROCm 5.2 there is no "
+        "`hipGraphUpload` or user objects (5.3), no memory-allocation nodes (5.5), no external-"
+        "semaphore nodes (5.7), no `hipGraphAddNode`/`hipGraphInstantiateWithParams` (6.2), and no "
+        "conditional nodes at all. hipify renames the calls regardless, so a graph-based port may "
+        "not compile, or may capture work that the target ROCm cannot replay.",
+        "Check each graph API the file uses against HIPIFY's runtime table for the ROCm version you "
+        "target, and keep a stream-based fallback where a node type is missing.",
+        "cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);\n",
+        "hipStreamBeginCapture(s, hipStreamCaptureModeGlobal);\n",
+        "HIPIFY CUDA_Runtime_API_functions_supported_by_HIP.md (HIP version per graph API)",
+    ),
+    SourceRule(
+        "func-attribute", "Kernel attribute and cache configuration", W,
+        "`cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n)` is how CUDA "
+        "kernels opt into more than 48 KiB of shared memory; on AMD the limit is the LDS of a "
+        "workgroup (64 KiB on CDNA2), and HIP rejects larger values. The shared-memory carveout, "
+        "`cudaFuncSetCacheConfig`, `cudaDeviceSetCacheConfig` and shared-memory bank configuration "
+        "are accepted and ignored by HIP, so tuning that relied on them does nothing.",
+        "Re-derive shared-memory sizes for 64 KiB of LDS per workgroup (tile sizes, stages) and "
+        "drop cache and bank configuration calls.",
+        "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304);\n",
+        "hipFuncSetAttribute((const void*)k, hipFuncAttributeMaxDynamicSharedMemorySize, 65536);\n",
+        "clr hipamd/src/hip_module.cpp (hipFuncSetAttribute checks LDS size; cache config is a no-op)",
+    ),
+    SourceRule(
+        "device-limit", "Device limits", W,
+        "`hipDeviceSetLimit` first appeared in HIP 5.3, so on ROCm 5.2 the hipified call does not "
+        "compile; later versions accept only `hipLimitStackSize` and `hipLimitMallocHeapSize` and "
+        "return `hipErrorUnsupportedLimit` for the printf FIFO, the L2 limits and the "
+        "dynamic-parallelism limits (which HIP does not have).",
+        "Keep only stack and heap limits, guard them by ROCm version, and check the returned "
+        "error instead of assuming success.",
+        "cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 1 << 24);\n",
+        "hipDeviceSetLimit(hipLimitStackSize, 4096);\n",
+        "HIPIFY runtime table (cudaDeviceSetLimit -> hipDeviceSetLimit, 5.3.0); clr "
+        "hip_device_runtime.cpp (supported limits)",
+    ),
+    SourceRule(
+        "nanosleep", "`__nanosleep`", E,
+        "HIP has no `__nanosleep` and hipify has no mapping for it, so the port does not compile. "
+        "The AMD instruction is `s_sleep`, available as `__builtin_amdgcn_s_sleep(n)`: it takes a "
+        "compile-time constant and sleeps for about 64 x n clock cycles, not nanoseconds.",
+        "Replace with `__builtin_amdgcn_s_sleep(n)` with a small constant n, and re-tune back-off "
+        "loops in clock cycles.",
+        "__nanosleep(100);\n",
+        "__builtin_amdgcn_s_sleep(2);\n",
+        "HIPIFY device API table (no entry); clr device headers (no declaration); AMD ISA "
+        "(s_sleep)",
+    ),
+    SourceRule(
+        "ldg", "`__ldg` read-only cache load", I,
+        "HIP provides `__ldg`, but as a plain load: AMD GPUs have no separate read-only/texture "
+        "data path, so a kernel that was tuned around `__ldg` keeps its extra code and loses the "
+        "effect it was written for.",
+        "Use plain loads from `const T* __restrict__` parameters, which let the compiler choose "
+        "scalar or cached loads.",
+        "float v = __ldg(&in[i]);\n",
+        "float v = in[i];\n",
+        "clr hip_ldg.h (__ldg returns *ptr); HIP porting guide, 'Textures and Cache Control'",
+    ),
+    SourceRule(
+        "library-no-equivalent", "NVIDIA library without a ROCm equivalent", E,
+        "Some NVIDIA libraries have no ROCm counterpart with the same API, and hipify has no "
+        "tables for them: NPP (image and signal primitives), nvJPEG, cuFile (GPUDirect Storage), "
+        "CUPTI (profiling), NVML (device management) and libcu++ (`<cuda/...>`). Their headers and "
+        "calls pass through hipify unchanged and the port fails to compile or link.",
+        "Plan a replacement per library: own HIP kernels or another image library for NPP, rocJPEG "
+        "(ROCm 6.2+, different API) for nvJPEG, rocprofiler/roctracer for CUPTI, ROCm SMI or AMD "
+        "SMI for NVML, HIP builtins for libcu++.",
+        "#include <nppi.h>\n",
+        "#include \"resize_kernels.h\"\n",
+        "HIPIFY docs/tables (no NPP, nvJPEG, cuFile, CUPTI, NVML or libcu++ tables)",
+    ),
+    SourceRule(
+        "library-different-api", "NVIDIA library with a different ROCm API", W,
+        "Some NVIDIA libraries have ROCm counterparts with a different API rather than a renamed "
+        "one: cuDNN → MIOpen (hipify converts only part of cuDNN), NVTX → rocTX, and the WMMA "
+        "warp-matrix API of `<mma.h>` (`nvcuda::wmma`) → rocWMMA, which HIP's kernel language "
+        "does not provide. Calls need rewriting, not renaming.",
+        "Port cuDNN calls to MIOpen (descriptors and algorithm search differ), NVTX ranges to "
+        "`roctxRangePush`/`roctxRangePop`, and WMMA fragments to rocWMMA.",
+        "#include <cudnn.h>\n",
+        "#include <miopen/miopen.h>\n",
+        "HIPIFY CUDNN_API_supported_by_HIP_and_MIOPEN.md; HIP kernel language reference, 'Warp "
+        "matrix functions' (not supported)",
+    ),
+)
+
+BY_ID: Mapping[str, SourceRule] = MappingProxyType({rule.id: rule for rule in RULES})
+
+# --- API names the matchers look for -----------------------------------------------------------
+# Identifier -> (rule id, what it is). Flags listed here inside the call they belong to are
+# reported with that call, not on their own.
+
+API_NAMES: Mapping[str, tuple[str, str]] = MappingProxyType({
+    **{name: ("pinned-memory", "registers pageable memory as pinned")
+       for name in ("cudaHostRegister", "cuMemHostRegister")},
+    **{name: ("pinned-memory", "allocates pinned host memory")
+       for name in ("cudaHostAlloc", "cudaMallocHost", "cuMemHostAlloc", "cuMemAllocHost")},
+    "cudaHostGetDevicePointer": ("pinned-memory", "maps pinned host memory into the device"),
+    **{name: ("texture-reference", "is the texture-reference API")
+       for name in ("cudaBindTexture", "cudaBindTexture2D", "cudaBindTextureToArray",
+                    "cudaBindTextureToMipmappedArray", "cudaUnbindTexture", "cudaGetTextureReference",
+                    "cudaGetTextureAlignmentOffset", "cuTexRefSetArray", "cuTexRefSetAddress",
+                    "cuModuleGetTexRef", "textureReference")},
+    **{name: ("texture-reference", "is the surface-reference API")
+       for name in ("cudaBindSurfaceToArray", "cudaGetSurfaceReference", "cuModuleGetSurfRef",
+                    "surfaceReference")},
+    **{name: ("warp-sync-intrinsic", "is a warp intrinsic ROCm 5.2 lacks")
+       for name in ("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+                    "__ballot_sync", "__any_sync", "__all_sync", "__uni_sync", "__activemask",
+                    "__syncwarp", "__match_any_sync", "__match_all_sync", "__reduce_add_sync",
+                    "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync",
+                    "__reduce_or_sync", "__reduce_xor_sync")},
+    "__threadfence": ("threadfence", "is a device-scope fence"),
+    "__threadfence_block": ("threadfence", "is a block-scope fence"),
+    "__threadfence_system": ("threadfence-system", "is a system-scope fence"),
+    **{name: ("stream-priority", "sets or reads a stream priority")
+       for name in ("cudaStreamCreateWithPriority", "cudaDeviceGetStreamPriorityRange",
+                    "cudaStreamGetPriority", "cudaLaunchAttributePriority")},
+    "cudaStreamPerThread": ("per-thread-stream", "names the per-thread default stream"),
+    "cudaStreamLegacy": ("per-thread-stream", "names the legacy default stream"),
+    "CUDA_API_PER_THREAD_DEFAULT_STREAM": ("per-thread-stream", "selects the per-thread default stream"),
+    "cudaStreamNonBlocking": ("stream-nonblocking", "creates a stream that does not sync with the null stream"),
+    "CU_STREAM_NON_BLOCKING": ("stream-nonblocking", "creates a stream that does not sync with the null stream"),
+    **{name: ("grid-sync", "launches a cooperative kernel")
+       for name in ("cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernelMultiDevice",
+                    "cuLaunchCooperativeKernel")},
+    "this_grid": ("grid-sync", "takes the whole grid as a cooperative group"),
+    "this_multi_grid": ("grid-sync", "takes a multi-device grid as a cooperative group"),
+    **{name: ("func-attribute", "configures a kernel's shared memory or cache")
+       for name in ("cudaFuncSetAttribute", "cudaFuncSetCacheConfig", "cudaDeviceSetCacheConfig",
+                    "cudaDeviceSetSharedMemConfig", "cudaFuncSetSharedMemConfig", "cuFuncSetAttribute",
+                    "cuFuncSetCacheConfig")},
+    **{name: ("device-limit", "sets a device limit")
+       for name in ("cudaDeviceSetLimit", "cudaThreadSetLimit", "cuCtxSetLimit")},
+    "__nanosleep": ("nanosleep", "sleeps for a number of nanoseconds"),
+    "__ldg": ("ldg", "loads through the read-only data cache"),
+})
+
+# Flags reported with the call they appear in (above), or on their own elsewhere.
+FLAG_NAMES: Mapping[str, str] = MappingProxyType({
+    **dict.fromkeys(("cudaHostAllocMapped", "cudaHostAllocPortable", "cudaHostAllocWriteCombined",
+                     "cudaHostRegisterMapped", "cudaHostRegisterPortable", "cudaHostRegisterIoMemory",
+                     "cudaHostRegisterReadOnly", "cudaDeviceMapHost"), "pinned-memory"),
+    **dict.fromkeys(("cudaFuncAttributeMaxDynamicSharedMemorySize",
+                     "cudaFuncAttributePreferredSharedMemoryCarveout", "cudaFuncCachePreferShared",
+                     "cudaFuncCachePreferL1", "cudaFuncCachePreferEqual"), "func-attribute"),
+    **dict.fromkeys(("cudaLimitPrintfFifoSize", "cudaLimitDevRuntimeSyncDepth",
+                     "cudaLimitDevRuntimePendingLaunchCount", "cudaLimitMaxL2FetchGranularity",
+                     "cudaLimitPersistingL2CacheSize"), "device-limit"),
+})
+
+# Asynchronous APIs and the 0-based position of their stream argument.
+ASYNC_STREAM_ARG: Mapping[str, int] = MappingProxyType({
+    "cudaMemcpyAsync": 4, "cudaMemcpy2DAsync": 7, "cudaMemcpy3DAsync": 1,
+    "cudaMemcpyToSymbolAsync": 5, "cudaMemcpyFromSymbolAsync": 5, "cudaMemcpyPeerAsync": 5,
+    "cudaMemcpy2DToArrayAsync": 8, "cudaMemcpy2DFromArrayAsync": 8,
+    "cudaMemsetAsync": 3, "cudaMemset2DAsync": 5, "cudaMemset3DAsync": 3,
+    "cudaMemPrefetchAsync": 3, "cudaMallocAsync": 2, "cudaFreeAsync": 1,
+})
+
+# Functions that take or return a lane mask.
+WARP_MASK_FIRST_ARG = frozenset((
+    "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync",
+    "__any_sync", "__all_sync", "__uni_sync", "__syncwarp", "__match_any_sync", "__match_all_sync",
+    "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync",
+    "__reduce_or_sync", "__reduce_xor_sync",
+))
+MASK_RESULT = frozenset(("__ballot", "__ballot_sync", "__activemask", "__match_any_sync",
+                         "__match_all_sync", "__match_any", "__match_all"))
+MASK_32BIT_CONSUMERS = frozenset(("__popc", "__ffs", "__clz", "__brev"))
+WARP_INTRINSICS = WARP_MASK_FIRST_ARG | MASK_RESULT | frozenset((
+    "__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__lane_id"))
+
+# Identifier families: (pattern, rule id, library or family name). Reported once per file and
+# name, at the first use.
+API_FAMILIES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"cudaGraph(?!ics)[A-Z_]\w*|cudaStream(Begin|End)Capture\w*|cudaStreamIsCapturing"
+                r"|cudaStreamGetCaptureInfo\w*|cudaStreamUpdateCaptureDependencies\w*"
+                r"|cudaUserObject\w*|cudaThreadExchangeStreamCaptureMode|cuGraph[A-Z]\w*"
+                r"|cuStream(Begin|End)Capture\w*"), "cuda-graph", "CUDA graphs"),
+    (re.compile(r"npp[isc]?[A-Z]\w*|Npp[is]?[A-Z0-9]\w*|NPP_[A-Z0-9_]+"), "library-no-equivalent", "NPP"),
+    (re.compile(r"nvjpeg[A-Z]\w*|NVJPEG_\w+"), "library-no-equivalent", "nvJPEG"),
+    (re.compile(r"cuFile[A-Z]\w*|CUfile\w+|CU_FILE_\w+"), "library-no-equivalent", "cuFile"),
+    (re.compile(r"cupti[A-Z]\w*|CUpti_\w+|CUPTI_\w+"), "library-no-equivalent", "CUPTI"),
+    (re.compile(r"nvml[A-Z]\w*|NVML_\w+"), "library-no-equivalent", "NVML"),
+    (re.compile(r"cudnn[A-Z]\w*|CUDNN_\w+"), "library-different-api", "cuDNN"),
+    (re.compile(r"nvtx[A-Z]\w*|NVTX_\w+"), "library-different-api", "NVTX"),
+)
+
+# atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
+SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
+
+# Included headers: (pattern over the name between <> or "", rule id, library name).
+LIBRARY_HEADERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"npp\w*\.h"), "library-no-equivalent", "NPP"),
+    (re.compile(r"nvjpeg\.h"), "library-no-equivalent", "nvJPEG"),
+    (re.compile(r"cufile\.h"), "library-no-equivalent", "cuFile"),
+    (re.compile(r"cupti\w*\.h"), "library-no-equivalent", "CUPTI"),
+    (re.compile(r"nvml\.h"), "library-no-equivalent", "NVML"),
+    (re.compile(r"cuda/(std/)?atomic"), "cuda-atomic", "libcu++ atomics"),
+    (re.compile(r"cuda/.+"), "library-no-equivalent", "libcu++"),
+    (re.compile(r"cudnn\w*\.h"), "library-different-api", "cuDNN"),
+    (re.compile(r"nvToolsExt\w*\.h|nvtx3/.+"), "library-different-api", "NVTX"),
+    (re.compile(r"mma\.h"), "library-different-api", "WMMA (warp matrix functions)"),
+)
+
+# Headers whose inclusion makes a C or C++ file a CUDA source.
+CUDA_HEADER = re.compile(
+    r"(?:cuda\w*\.h|cuda/.+|cu(?:blas|fft|rand|sparse|solver|dnn|tensor|file|pti)\w*\.h|npp\w*\.h"
+    r"|nvjpeg\.h|nvml\.h|nvrtc\.h|nvToolsExt\w*\.h|nvtx3/.+|thrust/.+|cub/.+|cooperative_groups(?:\.h|/.+)"
+    r"|mma\.h|device_launch_parameters\.h|cuComplex\.h|sm_\d+_intrinsics\.h|helper_cuda\.h)"
+)
+# Identifiers that only CUDA code uses.
+CUDA_IDENTIFIER = re.compile(
+    r"cuda[A-Z]\w*|__CUDACC__|__CUDA_ARCH__|(?:cublas|cufft|curand|cusparse|cusolver|cudnn|nvrtc|nvjpeg"
+    r"|npp|nvml|cupti|cuFile)[A-Z]\w*|cu(?:Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Tex|Link)[A-Z]\w*"
+    r"|CU(?:result|device|context|module|function|stream|event|deviceptr)"
+)

@@ -1,0 +1,141 @@
+"""Many files: discover build files below a directory and port each one.
+
+Discovery skips hidden directories, build trees (a ``CMakeCache.txt`` or a
+``CMakeFiles/`` marks one) and directory links that leave the root.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from buildport.engine import Result, UnstableRewrite, port_cmake
+from buildport.findings import Finding
+from buildport.passes.base import Options
+from buildport.syntax.errors import ParseError
+from buildport.textio import InputError, SourceText, decode, read_source, write_atomic
+
+
+def is_cmake_file(name: str) -> bool:
+    return name == "CMakeLists.txt" or name.endswith(".cmake")
+
+
+def is_build_tree(path: Path) -> bool:
+    return (path / "CMakeCache.txt").exists() or (path / "CMakeFiles").is_dir()
+
+
+def discover(root: Path, wanted: Callable[[str], bool]) -> Iterator[Path]:
+    """Build files below ``root`` in a stable order."""
+    real_root = root.resolve()
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        kept = []
+        for d in sorted(dirs):
+            sub = here / d
+            if d.startswith(".") or is_build_tree(sub):
+                continue
+            if sub.is_symlink() and not _inside(sub.resolve(), real_root):
+                continue
+            kept.append(d)
+        dirs[:] = kept
+        for name in sorted(files):
+            if wanted(name):
+                yield here / name
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """What happened to one input."""
+
+    path: str
+    result: Result | None = None
+    source: SourceText | None = None
+    error: str = ""
+
+
+@dataclass(slots=True)
+class Run:
+    """The outcomes of one command over all its inputs."""
+
+    outcomes: list[FileOutcome] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        out: list[Finding] = []
+        for o in self.outcomes:
+            if o.result is not None:
+                out.extend(o.result.findings)
+        return sorted(out, key=Finding.sort_key)
+
+    @property
+    def errors(self) -> list[str]:
+        return [o.error for o in self.outcomes if o.error]
+
+    @property
+    def changed(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.result is not None and o.result.changed]
+
+
+def expand_paths(paths: list[str], wanted: Callable[[str], bool]) -> list[str]:
+    """Files as given, directories expanded, ``-`` kept for standard input."""
+    out: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if p != "-" and path.is_dir() and not wanted(path.name):
+            out.extend(str(f) for f in discover(path, wanted))
+        else:
+            out.append(p)
+    return out
+
+
+def port_files(paths: list[str], options: Options, stdin: bytes | None = None) -> Run:
+    """Port every CMake file; the ROCm packages any file links are found where CUDA is."""
+    run = Run()
+    for path in paths:
+        run.outcomes.append(_port_one(path, options, stdin))
+    packages: set[str] = set()
+    for o in run.outcomes:
+        if o.result is not None:
+            packages |= o.result.packages
+    if len(run.outcomes) > 1 and packages:
+        wider = Options(options.offload_arch, tuple(sorted(packages)))
+        run.outcomes = [
+            _port_one(o.path, wider, stdin) if o.result is not None and "find_package" in o.result.original else o
+            for o in run.outcomes
+        ]
+    return run
+
+
+def _port_one(path: str, options: Options, stdin: bytes | None) -> FileOutcome:
+    try:
+        if path == "-":
+            data = stdin or b""
+            source = SourceText("<stdin>", decode(data, "<stdin>"), "")
+        else:
+            source = read_source(path)
+        result = port_cmake(source.text, source.path, options)
+    except (ParseError, InputError) as exc:
+        return FileOutcome(path, error=str(exc))
+    except UnstableRewrite as exc:
+        return FileOutcome(path, error=f"{exc} (internal error: please report it with this file)")
+    return FileOutcome(path, result, source)
+
+
+def write_changes(run: Run) -> list[str]:
+    """Write every changed file in place; returns the errors."""
+    errors: list[str] = []
+    for o in run.changed:
+        assert o.result is not None and o.source is not None
+        if o.path == "-":
+            continue
+        try:
+            write_atomic(o.source, o.result.text)
+        except InputError as exc:
+            errors.append(str(exc))
+    return errors

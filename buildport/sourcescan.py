@@ -1,0 +1,134 @@
+"""The source half of ``buildport audit``: CUDA sources in, findings out.
+
+:func:`scan_source` tokenizes a C, C++ or CUDA text (:mod:`buildport.sourcelex`),
+runs the matchers (:mod:`buildport.sourcematch`) over its code and over the body
+of every preprocessor directive, reports included NVIDIA library headers, and
+turns hits into :class:`~buildport.findings.Finding` objects carrying the rule's
+severity and explanation from :mod:`buildport.rules.source_rules`.
+
+A comment ``// buildport: ignore[rule-id, ...]`` (or ``/* ... */``) silences the
+named rules on its own line and on the next; ``// buildport: ignore`` silences
+every rule there. Sources are hipify's to rewrite, so no finding is fixable.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from buildport.findings import Finding
+from buildport.rules.source_rules import BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, LIBRARY_HEADERS, RULES, SourceRule
+from buildport.sourcelex import HEADER, IDENT, Lexed, LineMap, Token, lex
+from buildport.sourcematch import Hit, match
+from buildport.sourceseq import Seq
+
+__all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_source", "suppressions"]
+
+CUDA_EXTENSIONS = frozenset((".cu", ".cuh"))
+C_FAMILY_EXTENSIONS = frozenset((".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp"))
+_INCLUDES = frozenset(("include", "include_next", "import"))
+_NOT_CODE = frozenset(("error", "warning", "pragma", "line", "ident", "sccs"))
+_MARKER = re.compile(r"buildport:\s*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
+ALL = "*"
+
+
+def is_cuda_source(path: str, text: str) -> bool:
+    """True for ``.cu``/``.cuh`` files, and for C/C++ files that include a CUDA header or use CUDA API.
+
+    Comments and string literals do not count: a C++ file that merely mentions
+    ``cudaMalloc`` in a comment is not a CUDA source.
+    """
+    extension = os.path.splitext(path)[1].lower()
+    if extension in CUDA_EXTENSIONS:
+        return True
+    if extension not in C_FAMILY_EXTENSIONS:
+        return False
+    lexed = lex(text)
+    for directive in lexed.directives:
+        if directive.name in _INCLUDES and directive.tokens and directive.tokens[0].kind == HEADER:
+            if CUDA_HEADER.fullmatch(directive.tokens[0].text[1:-1].strip()):
+                return True
+    tokens = [*lexed.code, *(t for d in lexed.directives if d.name not in _INCLUDES for t in d.tokens)]
+    return any(t.kind == IDENT and CUDA_IDENTIFIER.fullmatch(t.text) for t in tokens) \
+        or any(t.text == "<<<" for t in lexed.code)
+
+
+def scan_source(text: str, path: str) -> list[Finding]:
+    """Findings of every source rule in ``text``, sorted by line and column.
+
+    ``path`` is only copied into the findings. Linear in the size of the text;
+    never raises on any input.
+    """
+    lexed = lex(text)
+    hits = _hits(lexed)
+    if not hits:
+        return []
+    lines = LineMap(text)
+    silenced = suppressions(lexed.comments, lines)
+    findings: dict[tuple[int, str], Finding] = {}
+    seen_once: set[tuple[str, str]] = set()
+    for hit in sorted(hits, key=lambda h: h.offset):
+        line, col = lines.position(hit.offset)
+        if _silenced(silenced, line, hit.rule) or (hit.offset, hit.rule) in findings:
+            continue
+        if hit.once:
+            if (hit.rule, hit.once) in seen_once:
+                continue
+            seen_once.add((hit.rule, hit.once))
+        findings[(hit.offset, hit.rule)] = _finding(path, line, col, hit, BY_ID[hit.rule])
+    return sorted(findings.values(), key=Finding.sort_key)
+
+
+def suppressions(comments: list[Token], lines: LineMap) -> dict[int, set[str]]:
+    """Line -> rule ids silenced by ``buildport: ignore`` markers on that line (``*``: all)."""
+    silenced: dict[int, set[str]] = {}
+    for comment in comments:
+        for marker in _MARKER.finditer(comment.text):
+            line = lines.line(comment.start + marker.start())
+            rules = silenced.setdefault(line, set())
+            if marker.group(1) is None:
+                rules.add(ALL)
+            else:
+                rules.update(part.strip() for part in marker.group(1).split(",") if part.strip())
+    return silenced
+
+
+def _silenced(silenced: dict[int, set[str]], line: int, rule: str) -> bool:
+    for marked in (line, line - 1):
+        rules = silenced.get(marked)
+        if rules and (ALL in rules or rule in rules):
+            return True
+    return False
+
+
+def _hits(lexed: Lexed) -> list[Hit]:
+    hits = match(Seq(lexed.code))
+    for directive in lexed.directives:
+        if directive.name in _INCLUDES:
+            hits.extend(_include_hits(directive.tokens))
+        elif directive.name not in _NOT_CODE and directive.tokens:
+            hits.extend(match(Seq(directive.tokens, directive.name)))
+    return hits
+
+
+def _include_hits(tokens: list[Token]) -> list[Hit]:
+    if not tokens or tokens[0].kind != HEADER:
+        return []
+    header = tokens[0].text
+    for pattern, rule, library in LIBRARY_HEADERS:
+        if pattern.fullmatch(header[1:-1].strip()):
+            return [Hit(tokens[0].start, rule, f"`#include {header}` uses {library}")]
+    return []
+
+
+def _finding(path: str, line: int, col: int, hit: Hit, rule: SourceRule) -> Finding:
+    return Finding(
+        path=path,
+        line=line,
+        col=col,
+        rule=rule.id,
+        severity=rule.severity,
+        message=f"{hit.detail}. {rule.rationale}",
+        suggestion=rule.suggestion,
+        fixable=False,
+    )
