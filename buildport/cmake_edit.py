@@ -83,10 +83,16 @@ class Edits:
         for command in tree.commands():
             first = index[command.start]
             last = index[command.rpar.start]
-            if command.start in self.removed_commands:
-                _remove_line(leaves, out, first, last)
-                continue
             indent = _indent(leaves, first)
+            if command.start in self.removed_commands:
+                moved = self.before.get(command.start, []) + self.after.get(command.start, [])
+                if not moved:
+                    _remove_line(leaves, out, first, last)
+                    continue
+                # lines attached to a removed command take its place
+                self.rewritten[command.start] = "\n".join(_resolve(t, "\n", "") for t in moved)
+                self.before.pop(command.start, None)
+                self.after.pop(command.start, None)
             if command.start in self.rewritten:
                 out[first] = _resolve(self.rewritten[command.start], newline, indent)
                 for i in range(first + 1, last + 1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from buildport.cmake_args import value_of
+from buildport.cmake_args import translate_flag_words, value_of
 from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
 from buildport.rules.arch import CACHE_HELP
@@ -200,7 +200,8 @@ class LegacyCommands:
         options = [ctx.edits.text_of(a) for a in args[at + 1 :]]
         for arg in args[at:]:
             ctx.edits.remove(arg)
-        kept = " ".join(o for o in options if o)
+        translated, _ = translate_flag_words(options, [])
+        kept = " ".join(o if t is None else t for o, t in zip(options, translated) if (o if t is None else t))
         if kept:
             ctx.edits.insert_after(command, f'target_compile_options({args[0].value} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:{kept.replace(" ", ";")}>")')
 

@@ -71,6 +71,9 @@ class Libraries:
                 start = 1 if target is not None else 0
                 hip = None if target is None else target in ctx.facts.hip_targets
                 self._link_list(ctx, args[start:], hip, target)
+                items = [a for a in args[start:] if value_of(a.value) not in _LINK_KEYWORDS]
+                if items and all(ctx.edits.is_removed(a) for a in items):
+                    ctx.edits.remove_command(command)  # only the CUDA runtime was linked
             elif name == "find_library":
                 self._find_library(ctx, args)
             else:
@@ -106,6 +109,8 @@ class Libraries:
     def _embedded(self, ctx: Context, arg: Leaf) -> None:
         """CUDA targets and legacy variables inside any argument, e.g. in set(LIBS ...)."""
         text = ctx.edits.text_of(arg)
+        if arg.type == "BRACKET_ARG":
+            return  # literal text
 
         def target(m: re.Match[str]) -> str:
             lib = BY_TARGET.get(m.group(0).lower())

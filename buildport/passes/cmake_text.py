@@ -109,7 +109,7 @@ def _apply_word_changes(ctx: Context, leaf: Leaf, changes: list[tuple[int, int, 
 
 
 _GENEX_LANG = re.compile(r"\$<(?P<head>" + "|".join(LANGUAGE_GENEX) + r"):(?P<body>[^<>$]*)>")
-_GENEX_ID = re.compile(r"\$<(?P<head>" + "|".join(GENEX_RENAMES) + r")(?P<rest>[:>])")
+_GENEX_ID = re.compile(r"\$<(?P<head>" + "|".join(GENEX_RENAMES) + r")(?P<ids>:[^<>$]*)?>")
 
 
 def _genex(text: str) -> str:
@@ -125,7 +125,13 @@ def _genex(text: str) -> str:
         return f"$<{head}:{','.join(parts)}>"
 
     text = _GENEX_LANG.sub(language, text)
-    return _GENEX_ID.sub(lambda m: f"$<{GENEX_RENAMES[m.group('head')]}{m.group('rest')}", text)
+    def compiler_id(m: re.Match[str]) -> str:
+        ids = m.group("ids")
+        if ids is not None:
+            ids = ":" + ",".join(COMPILER_IDS.get(i, i) for i in ids[1:].split(","))
+        return f"$<{GENEX_RENAMES[m.group('head')]}{ids or ''}>"
+
+    return _GENEX_ID.sub(compiler_id, text)
 
 
 class Names:
@@ -150,12 +156,14 @@ class Names:
 
     def _argument(self, ctx: Context, arg: Leaf) -> None:
         text = ctx.edits.text_of(arg)
-        if "CUDA" not in text and "cuda" not in text and "NVIDIA" not in text:
+        if arg.type == "BRACKET_ARG" or ("CUDA" not in text and "cuda" not in text and "NVIDIA" not in text):
             return
         new = text
         bare = VARIABLES.get(text)
         if bare:  # the variable named as a word: set(CMAKE_CUDA_FLAGS ...), if(CUDA_FOUND)
             new = bare
+        elif text.startswith("ENV{") and text[4:-1] in CUDA_ENV_VARS:  # if(DEFINED ENV{CUDA_PATH})
+            new = "ENV{ROCM_PATH}"
         new = rename_refs(new, lambda kind, name: self._ref(ctx, arg, kind, name))
         new = _genex(new)
         new = self._paths(ctx, new)

@@ -355,6 +355,8 @@ def _describe_char(text: str, offset: int) -> str:
 
 
 def _describe_token(token: Token) -> str:
+    if token.value.startswith("\ufeff"):
+        return "unexpected byte-order mark (U+FEFF) after the start of the file"
     if token.type == "RPAR":
         return "unbalanced parentheses: ')' closes nothing"
     if token.type == "NEWLINE":

@@ -1,0 +1,125 @@
+"""The command line as a user runs it: a real subprocess, real files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CUDA_PROJECT = """cmake_minimum_required(VERSION 3.18)
+project(demo LANGUAGES CXX CUDA)
+find_package(CUDAToolkit REQUIRED)
+add_executable(demo main.cu)
+target_link_libraries(demo PRIVATE CUDA::cublas)
+"""
+
+
+def run(*args: str, stdin: bytes = b"", cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "buildport", *args], input=stdin, capture_output=True, cwd=cwd, timeout=120
+    )
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "CMakeLists.txt").write_text(CUDA_PROJECT)
+    sub = tmp_path / "lib"
+    sub.mkdir()
+    (sub / "CMakeLists.txt").write_text("add_library(k k.cu)\ntarget_link_libraries(k CUDA::curand)\n")
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "CMakeCache.txt").write_text("")
+    (build / "CMakeLists.txt").write_text("project(x CUDA)\n")  # inside a build tree: skipped
+    return tmp_path
+
+
+def test_version() -> None:
+    out = run("--version")
+    assert out.returncode == 0 and b"buildport" in out.stdout
+
+
+def test_prints_by_default_and_writes_nothing(project: Path) -> None:
+    out = run("cmake", str(project / "CMakeLists.txt"))
+    assert out.returncode == 0
+    assert b"project(demo LANGUAGES CXX HIP)" in out.stdout
+    assert (project / "CMakeLists.txt").read_text() == CUDA_PROJECT
+
+
+def test_check_exit_codes(project: Path) -> None:
+    assert run("cmake", "--check", str(project)).returncode == 1
+    assert run("cmake", "--in-place", str(project)).returncode == 0
+    assert run("cmake", "--check", str(project)).returncode == 0, "a second run changes nothing"
+
+
+def test_in_place_directory_skips_build_trees_and_adds_packages(project: Path) -> None:
+    mode = 0o640
+    os.chmod(project / "CMakeLists.txt", mode)
+    out = run("cmake", "-i", str(project))
+    assert out.returncode == 0, out.stderr
+    top = (project / "CMakeLists.txt").read_text()
+    assert "find_package(hip REQUIRED)" in top
+    assert "find_package(hiprand REQUIRED)" in top, "packages linked in subdirectories are found at the top"
+    assert "hip::hiprand" in (project / "lib" / "CMakeLists.txt").read_text()
+    assert (project / "build" / "CMakeLists.txt").read_text() == "project(x CUDA)\n"
+    assert (project / "CMakeLists.txt").stat().st_mode & 0o777 == mode
+    assert not list(project.glob(".*buildport-tmp"))
+
+
+def test_diff_writes_nothing(project: Path) -> None:
+    out = run("cmake", "--diff", str(project / "CMakeLists.txt"))
+    assert out.returncode == 0
+    assert b"-project(demo LANGUAGES CXX CUDA)" in out.stdout
+    assert b"+project(demo LANGUAGES CXX HIP)" in out.stdout
+    assert (project / "CMakeLists.txt").read_text() == CUDA_PROJECT
+
+
+def test_stdin_to_stdout() -> None:
+    out = run("cmake", "-", stdin=b"add_executable(a a.cu)\r\n")
+    assert out.returncode == 0
+    assert out.stdout == b"add_executable(a a.cu)\r\nset_source_files_properties(a.cu PROPERTIES LANGUAGE HIP)\r\n"
+
+
+def test_offload_arch_option() -> None:
+    out = run("cmake", "--offload-arch", "gfx1100,gfx90a", "-", stdin=b"project(x CUDA)\n")
+    assert b'set(CMAKE_HIP_ARCHITECTURES "gfx1100;gfx90a" CACHE STRING' in out.stdout
+    bad = run("cmake", "--offload-arch", "sm_80", "-", stdin=b"project(x CUDA)\n")
+    assert bad.returncode == 2
+
+
+def test_parse_error_is_positioned_and_file_untouched(tmp_path: Path) -> None:
+    bad = tmp_path / "CMakeLists.txt"
+    text = "project(x CUDA)\nadd_executable(a\n  a.cu\n"
+    bad.write_text(text)
+    out = run("cmake", "--in-place", str(bad))
+    assert out.returncode == 2
+    assert f"{bad}:2:1: error: unbalanced parentheses".encode() in out.stderr
+    assert b"Traceback" not in out.stderr
+    assert bad.read_text() == text
+
+
+def test_binary_and_missing_files(tmp_path: Path) -> None:
+    binary = tmp_path / "CMakeLists.txt"
+    binary.write_bytes(b"project(x)\x00\x01")
+    out = run("cmake", str(binary), str(tmp_path / "missing.cmake"))
+    assert out.returncode == 2
+    assert b"binary file" in out.stderr and b"no such file" in out.stderr
+
+
+def test_one_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
+    (tmp_path / "a.cmake").write_text("foo(\n")
+    (tmp_path / "b.cmake").write_text("add_library(b b.cu)\n")
+    out = run("cmake", "-i", str(tmp_path))
+    assert out.returncode == 2
+    assert "LANGUAGE HIP" in (tmp_path / "b.cmake").read_text()
+    assert (tmp_path / "a.cmake").read_text() == "foo(\n"
+
+
+def test_findings_go_to_stderr(tmp_path: Path) -> None:
+    f = tmp_path / "CMakeLists.txt"
+    f.write_text("add_executable(a a.cu)\ntarget_link_libraries(a CUDA::nvjpeg)\n")
+    out = run("cmake", str(f))
+    assert b"CUDA::nvjpeg" in out.stdout
+    assert f"{f}:2:25: warning[cmake-library-unported]".encode() in out.stderr

@@ -1,0 +1,84 @@
+"""Every fixture under fixtures/cmake/<case>/ is a byte-exact input/expected pair.
+
+``input.cmake`` is ported; the result must equal ``expected.cmake`` byte for byte,
+or the input itself when there is no expected file. ``findings.txt`` lists the
+warnings (``line:col severity rule``) the case must produce — exactly those.
+``args`` holds command-line options (``--offload-arch``). Invariants on every
+case: both parsers agree and round-trip, the output reparses, a second run is a
+no-op.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from buildport.engine import port_cmake
+from buildport.findings import Severity
+from buildport.passes.base import Options
+from buildport.syntax.cmake import parse_cmake, parse_cmake_lark
+from buildport.textio import decode
+
+from conftest import FIXTURES
+
+CASES = sorted(p for p in (FIXTURES / "cmake").iterdir() if p.is_dir())
+
+
+def _options(case: Path) -> Options:
+    args = case / "args"
+    if not args.exists():
+        return Options()
+    words = shlex.split(args.read_text())
+    return Options(tuple(words[words.index("--offload-arch") + 1].split(",")))
+
+
+def _read(path: Path) -> str:
+    return decode(path.read_bytes(), str(path))
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(CASES) >= 30
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_fixture(case: Path) -> None:
+    source = _read(case / "input.cmake")
+    expected_file = case / "expected.cmake"
+    expected = _read(expected_file) if expected_file.exists() else source
+    result = port_cmake(source, f"{case.name}/input.cmake", _options(case))
+    assert result.text == expected
+    shown = sorted(
+        f"{f.line}:{f.col} {f.severity} {f.rule}" for f in result.findings if f.severity >= Severity.WARNING
+    )
+    wanted_file = case / "findings.txt"
+    wanted = sorted(wanted_file.read_text().splitlines()) if wanted_file.exists() else []
+    assert shown == wanted
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_invariants(case: Path) -> None:
+    for name in ("input.cmake", "expected.cmake"):
+        path = case / name
+        if not path.exists():
+            continue
+        text = _read(path)
+        fast, reference = parse_cmake(text), parse_cmake_lark(text)
+        assert fast == reference
+        assert str(fast) == text
+    expected_file = case / "expected.cmake"
+    if expected_file.exists():
+        expected = _read(expected_file)
+        again = port_cmake(expected, "expected.cmake", _options(case))
+        assert again.text == expected, "a second run must change nothing"
+
+
+def test_crlf_fixture_keeps_crlf() -> None:
+    data = (FIXTURES / "cmake" / "crlf-line-endings" / "expected.cmake").read_bytes()
+    assert data.count(b"\r\n") == data.count(b"\n") > 4
+
+
+def test_latin1_fixture_keeps_bytes() -> None:
+    data = (FIXTURES / "cmake" / "latin1-bytes" / "expected.cmake").read_bytes()
+    assert b"Ren\xe9" in data and b"caf\xe9" in data

@@ -1,0 +1,135 @@
+"""The CMake grammar: lossless round trip, positioned errors, two parsers that agree."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from buildport.syntax.cmake import parse_cmake, parse_cmake_lark
+from buildport.syntax.errors import ParseError
+
+ROUND_TRIP = [
+    "",
+    "\n",
+    "project(x)",
+    "project(x)\n",
+    "\ufeffproject(bom)\n",
+    "cmake_minimum_required(VERSION 3.18)\r\nproject(foo LANGUAGES CXX CUDA)\r\n",
+    "a()\rb()\r",
+    "a()\r\nb()\nc()\r",
+    'set(A "a\\"b\n c" ${${x}} $ENV{HOME} $CACHE{Y})\n',
+    "set(X [==[ ]] ]=] ]==] [[x]])\n",
+    "#[[ bracket\n comment ]] foo(a)\n",
+    "#" + "[" + "=" * 75 + "[ deep ]" + "=" * 75 + "]\n",
+    "if((A OR (B AND C)) AND NOT D)\nendif()\n",
+    'set(X -DX="a b" $(VAR) a[[b]] [=x [ = ==)\n',
+    'string(REGEX MATCH "[[:space:]]" out "${in}")\n',
+    "f(\\; a\\ b \\$ \\n)\n",
+    'set(x "a\\\nb")\n',
+    "foo (a #c\n b)\n",
+    "\tfoo()\t# x\n  # only a comment",
+    "$<$<COMPILE_LANGUAGE:CUDA>:--use_fast_math>\n".join(["target_compile_options(t PRIVATE ", ")\n"]),
+    "x($<IF:$<BOOL:$<TARGET_EXISTS:a>>,$<TARGET_FILE:a>,$<1:b>>)\n",
+    "message(\"caf\u00e9 \u2603 \U0001F600\")\n",
+    "message(STATUS \"Latin-1 \udce9 survives\")\n",
+]
+
+
+@pytest.mark.parametrize("text", ROUND_TRIP)
+def test_round_trip(text: str) -> None:
+    tree = parse_cmake(text)
+    assert str(tree) == text
+    assert tree == parse_cmake_lark(text)
+
+
+def test_commands_and_arguments() -> None:
+    tree = parse_cmake('Add_Executable(app "main.cu" [[x]] b)\n')
+    (command,) = tree.commands()
+    assert command.identifier == "add_executable"
+    assert command.name.value == "Add_Executable"
+    assert [a.value for a in command.arguments()] == ["app", '"main.cu"', "[[x]]", "b"]
+    assert [a.type for a in command.arguments()] == ["UNQUOTED_ARG", "QUOTED_ARG", "BRACKET_ARG", "UNQUOTED_ARG"]
+
+
+def test_positions_count_cr_and_crlf() -> None:
+    text = "a()\rb()\r\nc()\n d()"
+    tree = parse_cmake(text)
+    assert [tree.position(c.start) for c in tree.commands()] == [(1, 1), (2, 1), (3, 1), (4, 2)]
+
+
+ERRORS = [
+    ("foo(a", 1, 1, "not closed"),
+    ("ok()\nfoo(a\n\nbar(", 2, 1, "not closed"),
+    ('set(x "abc)\n', 1, 7, "unterminated quoted argument"),
+    ("set(x [[abc)\n", 1, 7, "unterminated bracket argument"),
+    ("#[[ never closed\n", 1, 1, "unterminated bracket comment"),
+    ("foo)\n", 1, 4, "')' closes nothing"),
+    ("foo bar\n", 1, 5, "expected '('"),
+    ("foo\n", 1, 4, "expected '('"),
+    ("  )", 1, 3, "')' closes nothing"),
+    ("foo(a))\n", 1, 7, "')' closes nothing"),
+    ("a()\n\ufeffb()\n", 2, 1, "byte-order mark"),
+]
+
+
+@pytest.mark.parametrize("text,line,col,words", ERRORS)
+def test_errors_have_positions(text: str, line: int, col: int, words: str) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_cmake(text, "CMakeLists.txt")
+    error = info.value
+    assert (error.line, error.col) == (line, col)
+    assert words in error.message
+    shown = error.format()
+    assert shown.startswith(f"CMakeLists.txt:{line}:{col}: error: ")
+    assert shown.splitlines()[-1].endswith("^")
+
+
+# --- generated inputs -----------------------------------------------------------------
+
+_ident = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)
+_unquoted = st.from_regex(r"[A-Za-z0-9_./${}<>:;,+*-]{1,10}", fullmatch=True).filter(
+    lambda s: not s.startswith("[") and "#" not in s
+)
+_quoted = st.from_regex(r'"([^"\\]|\\[\s\S]){0,12}"', fullmatch=True)
+_bracket = st.integers(0, 4).flatmap(
+    lambda n: st.from_regex(r"[^\]]{0,10}", fullmatch=True).map(lambda b: f"[{'=' * n}[{b}]{'=' * n}]")
+)
+_space = st.sampled_from([" ", "\t", "  ", "\n", "\r\n", " # c\n", " #[[x]] "])
+
+
+@st.composite
+def _command(draw: st.DrawFn) -> str:
+    args = draw(st.lists(st.one_of(_unquoted, _quoted, _bracket), max_size=6))
+    seps = [draw(_space) for _ in args]
+    body = "".join(f"{s}{a}" for s, a in zip(seps, args))
+    if draw(st.booleans()) and args:
+        body = f"{body} ({draw(_unquoted)} OR {draw(_quoted)})"
+    return f"{draw(_ident)}{draw(st.sampled_from(['', ' ']))}({body})"
+
+
+_file = st.lists(st.tuples(_command(), st.sampled_from(["\n", "\r\n", "\r", " # tail\n"])), max_size=8).map(
+    lambda items: "".join(c + e for c, e in items)
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(_file)
+def test_generated_files_round_trip(text: str) -> None:
+    tree = parse_cmake(text)
+    assert str(tree) == text
+    assert tree == parse_cmake_lark(text)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(alphabet=st.sampled_from(list('ab ()"#[]=\\\n\r\t$<>{};:')), max_size=40))
+def test_arbitrary_text_parses_or_raises_parse_error(text: str) -> None:
+    try:
+        tree = parse_cmake(text)
+    except ParseError as error:
+        assert error.line >= 1 and error.col >= 1
+        with pytest.raises(ParseError):
+            parse_cmake_lark(text)
+    else:
+        assert str(tree) == text
+        assert tree == parse_cmake_lark(text)
