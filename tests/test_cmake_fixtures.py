@@ -21,7 +21,7 @@ from buildport.passes.base import Options
 from buildport.syntax.cmake import parse_cmake, parse_cmake_lark
 from buildport.textio import decode
 
-from conftest import FIXTURES
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 CASES = sorted(p for p in (FIXTURES / "cmake").iterdir() if p.is_dir())
 

@@ -193,7 +193,7 @@ class LegacyCommands:
         args = command.arguments()
         values = [a.value for a in args]
         if command.identifier.startswith("cuda_add") and "CUDA_NVCC_FLAGS" in ctx.tree.text:
-            ctx.edits.insert_after(command, _nvcc_flags_line(args[0].value))
+            ctx.edits.insert_after(command, _nvcc_flags_line(ctx, args[0].value))
         if "OPTIONS" not in values:
             return
         at = values.index("OPTIONS")
@@ -206,7 +206,12 @@ class LegacyCommands:
             ctx.edits.insert_after(command, f'target_compile_options({args[0].value} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:{kept.replace(" ", ";")}>")')
 
 
-def _nvcc_flags_line(target: str) -> str:
-    """Legacy targets got CUDA_NVCC_FLAGS from FindCUDA; HIP targets get the renamed list."""
-    return f'target_compile_options({target} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:${{HIP_COMPILE_OPTIONS}}>")'
-
+def _nvcc_flags_line(ctx: Context, target: str) -> str:
+    """Legacy targets got CUDA_NVCC_FLAGS[_<CONFIG>] from FindCUDA; HIP targets get the renamed lists."""
+    options = ['"$<$<COMPILE_LANGUAGE:HIP>:${HIP_COMPILE_OPTIONS}>"']
+    for config in ("Debug", "Release", "RelWithDebInfo", "MinSizeRel"):
+        if f"CUDA_NVCC_FLAGS_{config.upper()}" in ctx.tree.text:
+            options.append(
+                f'"$<$<AND:$<COMPILE_LANGUAGE:HIP>,$<CONFIG:{config}>>:${{HIP_COMPILE_OPTIONS_{config.upper()}}}>"'
+            )
+    return f"target_compile_options({target} PRIVATE {' '.join(options)})"

@@ -8,10 +8,13 @@ from buildport.cmake_args import rename_refs, value_of
 from buildport.findings import Severity
 from buildport.passes.base import Context, expand, is_cuda_source, target_sources
 from buildport.passes.cmake_project import arch_cache_line
-from buildport.rules.cmake import PROPERTIES, TARGET_COMMANDS
+from buildport.rules.cmake import (
+    BUILTIN_COMMANDS, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS, PROPERTIES, TARGET_COMMANDS,
+)
 from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET, Library
 from buildport.syntax.cmake import Command, Leaf
 
+LEGACY_NAMES = frozenset(LEGACY_COMMANDS) | frozenset(LEGACY_LINK_HELPERS) | frozenset(MANUAL_COMMANDS)
 _CUDA_TARGET = re.compile(r"(?<![\w:])(?:CUDA|CUDNN|cudnn|NCCL|nccl|Thrust|thrust|CUB|cub|CCCL)::[A-Za-z0-9_]+")
 _LINK_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "LINK_PUBLIC", "LINK_PRIVATE",
                             "LINK_INTERFACE_LIBRARIES", "debug", "optimized", "general"})
@@ -24,9 +27,12 @@ class CudaSources:
 
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
-            if command.identifier not in TARGET_COMMANDS and command.identifier != "target_sources":
+            if command.identifier in TARGET_COMMANDS or command.identifier == "target_sources":
+                _, sources = target_sources(command)
+            elif command.identifier not in BUILTIN_COMMANDS and command.identifier not in LEGACY_NAMES:
+                sources = command.arguments()  # a user function or macro that builds them
+            else:
                 continue
-            _, sources = target_sources(command)
             marked: list[str] = []
             for source in sources:
                 for text in expand(ctx, source.value):

@@ -59,11 +59,30 @@ class Flags:
 def translate_leaves(ctx: Context, leaves: list[Leaf]) -> None:
     """Translate the flags spread over ``leaves`` (words may continue across leaves)."""
     words: list[tuple[Leaf, int, int]] = []
-    for leaf in leaves:
-        quote, content, _ = inner(ctx.edits.text_of(leaf))
+    group_rest: dict[int, list[Leaf]] = {}  # first leaf of a cross-leaf genex → the other leaves
+    texts: list[str] = []
+    i = 0
+    while i < len(leaves):
+        leaf = leaves[i]
+        text = ctx.edits.text_of(leaf)
+        quote, content, _ = inner(text)
+        if not quote and _open_genex(content):
+            # $<$<COMPILE_LANGUAGE:CUDA>:-a -b> spans unquoted arguments that CMake joins with ';'
+            j = i + 1
+            parts = [content]
+            while j < len(leaves) and _open_genex(";".join(parts)) and not leaves[j].value.startswith('"'):
+                parts.append(ctx.edits.text_of(leaves[j]))
+                j += 1
+            if not _open_genex(";".join(parts)):
+                group_rest[leaf.start] = leaves[i + 1 : j]
+                words.append((leaf, 0, len(text)))
+                texts.append(";".join(parts))
+                i = j
+                continue
         for a, b in word_spans(content, " \t;" if quote else ";"):
             words.append((leaf, a + len(quote), b + len(quote)))
-    texts = [ctx.edits.text_of(leaf)[a:b] for leaf, a, b in words]
+            texts.append(text[a + len(quote) : b + len(quote)])
+        i += 1
     new, translation = translate_flag_words(texts, [])
     for index, rule, message in translation.notes:
         ctx.report(words[index][0].start, rule, Severity.WARNING, message)
@@ -74,12 +93,32 @@ def translate_leaves(ctx: Context, leaves: list[Leaf]) -> None:
                    "CMAKE_HIP_ARCHITECTURES chooses the AMD targets", fixable=True)
     by_leaf: dict[int, list[tuple[int, int, str]]] = {}
     for (leaf, a, b), text in zip(words, new):
-        if text is not None:
-            by_leaf.setdefault(leaf.start, []).append((a, b, text))
+        if text is None:
+            continue
+        if leaf.start in group_rest:
+            for other in group_rest[leaf.start]:
+                ctx.edits.remove(other)
+            b = len(ctx.edits.text_of(leaf))
+        by_leaf.setdefault(leaf.start, []).append((a, b, text))
     for leaf in leaves:
         changes = by_leaf.get(leaf.start)
         if changes:
             _apply_word_changes(ctx, leaf, changes)
+
+
+def _open_genex(text: str) -> bool:
+    """Does ``text`` leave a ``$<`` unclosed?"""
+    depth = 0
+    i = 0
+    while i < len(text):
+        if text.startswith("$<", i):
+            depth += 1
+            i += 2
+            continue
+        if text[i] == ">" and depth:
+            depth -= 1
+        i += 1
+    return depth > 0
 
 
 def _apply_word_changes(ctx: Context, leaf: Leaf, changes: list[tuple[int, int, str]]) -> None:
