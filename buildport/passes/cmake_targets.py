@@ -16,6 +16,7 @@ from buildport.syntax.cmake import Command, Leaf
 
 LEGACY_NAMES = frozenset(LEGACY_COMMANDS) | frozenset(LEGACY_LINK_HELPERS) | frozenset(MANUAL_COMMANDS)
 _CUDA_TARGET = re.compile(r"(?<![\w:])(?:CUDA|CUDNN|cudnn|NCCL|nccl|Thrust|thrust|CUB|cub|CCCL)::[A-Za-z0-9_]+")
+_LINK_FLAG = re.compile(r'(?P<lead>^|(?<=[\s;"]))-l(?P<name>[A-Za-z0-9_-]+)(?=$|[\s;"])')
 _LINK_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "LINK_PUBLIC", "LINK_PRIVATE",
                             "LINK_INTERFACE_LIBRARIES", "debug", "optimized", "general"})
 _RDC_COMPILE = "$<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>"
@@ -128,7 +129,17 @@ class Libraries:
             lib = BY_LEGACY_VAR.get(name)
             return None if lib is None else self._use(ctx, arg, lib, f"${{{name}}}")
 
+        def link_flag(m: re.Match[str]) -> str:
+            lib = BY_LINK_NAME.get(m.group("name"))
+            if lib is None:
+                return m.group(0)
+            if lib.runtime:
+                return m.group(0) if not lib.rocm_link else f"{m.group('lead')}-l{lib.rocm_link}"
+            replacement = self._use(ctx, arg, lib, m.group(0).strip())
+            return m.group(0) if replacement == m.group(0).strip() else f"{m.group('lead')}-l{lib.rocm_link}"
+
         new = rename_refs(_CUDA_TARGET.sub(target, text), legacy)
+        new = _LINK_FLAG.sub(link_flag, new)
         if new != text:
             ctx.edits.replace(arg, new)
 

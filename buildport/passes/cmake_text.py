@@ -17,6 +17,13 @@ from buildport.syntax.cmake import Command, Leaf
 
 _SCOPES = frozenset({"BEFORE", "PUBLIC", "PRIVATE", "INTERFACE"})
 
+#: Separable compilation for the whole directory: nvcc -rdc → clang -fgpu-rdc, and a device link.
+RDC_VARIABLES = frozenset({"CMAKE_CUDA_SEPARABLE_COMPILATION", "CUDA_SEPARABLE_COMPILATION"})
+RDC_GLOBAL = (
+    'string(APPEND CMAKE_HIP_FLAGS " -fgpu-rdc")\n'
+    'add_link_options("$<$<LINK_LANGUAGE:HIP>:-fgpu-rdc;--hip-link>")'
+)
+
 
 def flag_arguments(command: Command) -> list[Leaf]:
     """The arguments of ``command`` that hold compiler flags, if any."""
@@ -183,6 +190,14 @@ class Names:
                 ctx.edits.remove_command(command)
                 ctx.report(command.start, "cmake-legacy-variable", Severity.INFO,
                            f"{args[0].value} only steered nvcc; removed", fixable=True)
+                continue
+            if command.identifier == "set" and args and args[0].value in RDC_VARIABLES:
+                if len(args) > 1 and args[1].value.upper() in ("ON", "TRUE", "1", "YES"):
+                    ctx.edits.rewrite_command(command, RDC_GLOBAL)
+                    ctx.report(command.start, "cmake-rdc", Severity.INFO,
+                               f"{args[0].value} ON → -fgpu-rdc for every HIP source and HIP link", fixable=True)
+                else:
+                    ctx.edits.remove_command(command)
                 continue
             if command.identifier == "set" and args and args[0].value == "CMAKE_CUDA_COMPILER":
                 ctx.edits.remove_command(command)
