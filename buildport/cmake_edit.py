@@ -99,6 +99,7 @@ class Edits:
                     out[i] = ""
             else:
                 _tidy_removed_arguments(leaves, out, first, last, self.replaced)
+                _drop_emptied_lines(leaves, out, first, last, self.replaced)
             if command.start in self.before:
                 lines = [_resolve(t, newline, indent) for t in self.before[command.start]]
                 out[first] = "".join(f"{line}{newline}{indent}" for line in lines if line) + out[first]
@@ -178,3 +179,25 @@ def _tidy_removed_arguments(
             out[nxt] = ""
         elif leaves[prev].type == "NEWLINE" and leaves[nxt].type == "NEWLINE" and out[nxt]:
             out[nxt] = ""
+
+
+def _drop_emptied_lines(
+    leaves: list[Leaf], out: list[str], first: int, last: int, replaced: dict[int, str]
+) -> None:
+    """A line inside a command whose arguments were all removed goes, newline and all."""
+    line_start = first
+    removed_here = False
+    for i in range(first, last + 1):
+        leaf = leaves[i]
+        if leaf.type in ARGUMENTS and replaced.get(leaf.start) == "":
+            removed_here = True
+        if leaf.type != "NEWLINE":
+            continue
+        rest = [j for j in range(line_start, i) if out[j].strip()]
+        if removed_here and i > line_start and all(leaves[j].type == "LINE_COMMENT" for j in rest):
+            # what is left is blank, or the comment that described what was removed
+            if line_start > first:  # never swallow the line the command name stands on
+                for j in range(line_start, i + 1):
+                    out[j] = ""
+        line_start = i + 1
+        removed_here = False

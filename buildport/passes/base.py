@@ -41,7 +41,7 @@ class Facts:
     arch_set_before: bool = False  # CMAKE_*_ARCHITECTURES set before that command
     uses_rocm_path: bool = False
     defines_rocm_path: bool = False
-    hip_host_targets: set[str] = field(default_factory=set)
+    target_kinds: dict[str, str] = field(default_factory=dict)  # target → STATIC, SHARED, EXECUTABLE...
 
 
 @dataclass(slots=True)
@@ -147,6 +147,12 @@ def gather_facts(ctx: Context) -> None:
         elif name == "set" and values and values[0] == "ROCM_PATH":
             facts.defines_rocm_path = True
     for command in ctx.commands():
+        if command.identifier in TARGET_COMMANDS:
+            args = command.arguments()
+            kinds = [a.value for a in args[1:3] if a.value in ("STATIC", "SHARED", "MODULE", "OBJECT", "INTERFACE")]
+            if args:
+                is_library = command.identifier.endswith("library")
+                facts.target_kinds[args[0].value] = (kinds[0] if kinds else "STATIC") if is_library else "EXECUTABLE"
         if command.identifier in TARGET_COMMANDS or command.identifier == "target_sources":
             target, sources = target_sources(command)
             if target is not None and any(

@@ -142,7 +142,15 @@ class FindPackages:
     def _toolkit(ctx: Context, command: Command, legacy: bool) -> None:
         def lines() -> str:
             packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""})
-            return "\n".join(["find_package(hip REQUIRED)"] + [f"find_package({p} REQUIRED)" for p in packages])
+            out = ["find_package(hip REQUIRED)"] + [f"find_package({p} REQUIRED)" for p in packages]
+            subdirs = [
+                f"${{{lib.rocm_package}_INCLUDE_DIR}}/{lib.include_subdir}"
+                for p in packages for lib in LIBRARIES if lib.rocm_package == p and lib.include_subdir
+            ]
+            if subdirs:
+                out.append("# hipify writes <x.h>; ROCm installs these headers as <x/x.h>")
+                out.append(f"include_directories({' '.join(dict.fromkeys(subdirs))})")
+            return "\n".join(out)
 
         if legacy and ctx.facts.hip_introduced_at is None:
             # FindCUDA compiled .cu files itself; now the HIP language does.

@@ -232,9 +232,19 @@ class Properties:
 
     @staticmethod
     def _rdc(ctx: Context, command: Command, target: str) -> None:
-        """Relocatable device code: -fgpu-rdc to compile, -fgpu-rdc --hip-link to link."""
-        ctx.edits.insert_after(command, f"target_compile_options({target} PUBLIC {_RDC_COMPILE})")
-        ctx.edits.insert_after(command, f"target_link_options({target} PUBLIC {_RDC_LINK})")
+        """Relocatable device code: -fgpu-rdc to compile, -fgpu-rdc --hip-link to link.
+
+        A static library is device-linked where it is consumed; clang only takes device
+        code out of an archive named with -l, so consumers get -L/-l for it (measured with
+        clang 15: an archive given by path fails the device link).
+        """
+        ctx.edits.insert_after(command, f"target_compile_options({target} PRIVATE {_RDC_COMPILE})")
+        if ctx.facts.target_kinds.get(target, "STATIC") == "STATIC":
+            archive = f"-L$<TARGET_FILE_DIR:{target}>;-l$<TARGET_FILE_BASE_NAME:{target}>"
+            link = f'"$<$<LINK_LANGUAGE:HIP>:-fgpu-rdc;--hip-link;{archive}>"'
+            ctx.edits.insert_after(command, f"target_link_options({target} INTERFACE {link})")
+        else:
+            ctx.edits.insert_after(command, f"target_link_options({target} PRIVATE {_RDC_LINK})")
 
     @staticmethod
     def _drop_empty(ctx: Context, command: Command, args: list[Leaf]) -> None:

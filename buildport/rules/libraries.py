@@ -26,7 +26,7 @@ class Library:
     rocm_package: str = ""
     rocm_target: str = ""
     rocm_link: str = ""
-    include_subdir: str = ""
+    include_subdir: str = ""  # headers under <prefix>/include/<subdir>; hipify writes bare <x.h>
     runtime: bool = False
     note: str = ""
 
@@ -97,7 +97,7 @@ LIBRARIES: tuple[Library, ...] = (
     ),
     Library(
         "nccl", ("NCCL::NCCL", "nccl::nccl", "CUDA::nccl"), ("nccl", "nccl_static"), ("NCCL_LIBRARY", "NCCL_LIBRARIES"),
-        "rccl", "rccl::rccl", "rccl", note="RCCL keeps the NCCL API; rccl-config.cmake exports rccl::rccl",
+        "rccl", "rccl::rccl", "rccl", "rccl", note="RCCL keeps the NCCL API; rccl-config.cmake exports rccl::rccl",
     ),
     Library(
         "thrust", ("Thrust::Thrust", "CCCL::Thrust", "thrust::thrust"), (), (),
