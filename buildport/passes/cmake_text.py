@@ -99,14 +99,14 @@ def translate_leaves(ctx: Context, leaves: list[Leaf]) -> None:
                    f"NVIDIA architectures {', '.join(translation.architectures)} dropped from the flags: "
                    "CMAKE_HIP_ARCHITECTURES chooses the AMD targets", fixable=True)
     by_leaf: dict[int, list[tuple[int, int, str]]] = {}
-    for (leaf, a, b), text in zip(words, new):
-        if text is None:
+    for (leaf, a, b), changed in zip(words, new):
+        if changed is None:
             continue
         if leaf.start in group_rest:
             for other in group_rest[leaf.start]:
                 ctx.edits.remove(other)
             b = len(ctx.edits.text_of(leaf))
-        by_leaf.setdefault(leaf.start, []).append((a, b, text))
+        by_leaf.setdefault(leaf.start, []).append((a, b, changed))
     for leaf in leaves:
         changes = by_leaf.get(leaf.start)
         if changes:
@@ -223,7 +223,7 @@ class Names:
         new = self._paths(ctx, new)
         if new != text:
             ctx.edits.replace(arg, new)
-            if "ROCM_PATH" in new:
+            if "${ROCM_PATH}" in new:
                 ctx.facts.uses_rocm_path = True
             ctx.report(arg.start, "cmake-name", Severity.INFO, f"{text} → {new}", fixable=True, replacement=new)
 

@@ -325,8 +325,9 @@ def _error(text: str, exc: UnexpectedInput, path: str) -> ParseError:
         isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
     ):
         return _unclosed(text, path)
+    offset: int
     if isinstance(exc, UnexpectedCharacters):
-        offset = exc.pos_in_stream
+        offset = exc.pos_in_stream or 0
         message = _describe_char(text, offset)
     elif isinstance(exc, UnexpectedToken):
         offset = exc.token.start_pos or 0

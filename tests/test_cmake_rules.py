@@ -1,0 +1,94 @@
+"""Inline cases per rule: small before/after pairs, and look-alikes that must not change."""
+
+from __future__ import annotations
+
+import pytest
+
+from buildport.engine import port_cmake
+from buildport.passes.base import Options
+
+OPTS = Options(("gfx90a",))
+
+NOOP = [
+    # names that only look like CUDA ones
+    'set(MY_CUDA_FLAG_DOC "see CMAKE_CUDA_FLAGS")\n',
+    "set(CMAKE_CUDA_FLAGS_DOC x)\n",
+    "set(CUDA_ARCH_LIST_DOC 80)\n",
+    "if(MY_CUDA_FOUND)\nendif()\n",
+    "add_library(cuda_utils utils.cpp)\n",
+    "add_library(cublas_wrapper wrap.cpp)\n",
+    "target_link_libraries(app cublas_wrapper)\n",
+    "target_link_libraries(app MyCUDA::cublas)\n",
+    "add_executable(a a.cuh.in.cpp)\n",
+    "add_executable(a cu)\n",
+    "set(SOURCES main.cu.txt)\n",
+    # flags outside a flag context
+    "execute_process(COMMAND ${CMAKE_COMMAND} -G Ninja -x cu .)\n",
+    "add_custom_command(OUTPUT x COMMAND tool -G -lineinfo -code=1)\n",
+    'message(STATUS "pass --use_fast_math to get speed")\n',
+    "set(MY_OPTIONS -G -O0)\n",
+    # text that is not code
+    "# project(x LANGUAGES CUDA)\n",
+    "#[[ enable_language(CUDA) ]]\n",
+    "set(DOC [[CUDA::cublas $ENV{CUDA_HOME} /usr/local/cuda]])\n",
+    # paths that are not the CUDA root
+    "include_directories(/usr/local/cudaext/include /opt/cudart-docs)\n",
+    "set(P $ENV{CUDA_HOME_DOC})\n",
+    # languages that are not CUDA
+    "project(x LANGUAGES C CXX Fortran)\n",
+    "enable_language(ASM)\n",
+    "check_language(Fortran)\n",
+    "target_compile_features(a PUBLIC cxx_std_17)\n",
+    "set_source_files_properties(a.cpp PROPERTIES LANGUAGE CXX)\n",
+    "target_compile_options(a PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall>)\n",
+    # already HIP
+    "set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)\nadd_executable(k k.cu)\n",
+    "target_link_libraries(a roc::hipblas hip::host)\n",
+    "find_package(hipblas REQUIRED)\n",
+]
+
+
+@pytest.mark.parametrize("text", NOOP)
+def test_look_alikes_stay(text: str) -> None:
+    assert port_cmake(text, options=OPTS).text == text
+
+
+CHANGES = [
+    ("project(x CUDA)\n",
+     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\nproject(x CXX HIP)\n'),
+    ("project(x LANGUAGES CUDA CXX)\n",
+     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\n'
+     "project(x LANGUAGES HIP CXX)\n"),
+    ("cmake_minimum_required(VERSION 3.10...3.28)\nproject(x CXX CUDA)\n",
+     'cmake_minimum_required(VERSION 3.21...3.28)\nset(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING '
+     '"AMD GPU targets to compile for")\nproject(x CXX HIP)\n'),
+    ("target_link_libraries(app PRIVATE CUDA::cufft)\n", "target_link_libraries(app PRIVATE hip::hipfft)\n"),
+    ("target_link_libraries(app PRIVATE CUDA::cublasLt_static)\n",
+     "target_link_libraries(app PRIVATE roc::hipblaslt)\n"),
+    ("target_link_libraries(app PRIVATE CUDA::nvrtc)\n", "target_link_libraries(app PRIVATE hiprtc::hiprtc)\n"),
+    ("target_link_libraries(app ${CUDA_curand_LIBRARY})\n", "target_link_libraries(app hip::hiprand)\n"),
+    ("target_link_libraries(app $<BUILD_INTERFACE:CUDA::cusparse>)\n",
+     "target_link_libraries(app $<BUILD_INTERFACE:roc::hipsparse>)\n"),
+    ("set(LIBS CUDA::cusolver ${CUDA_LIBRARIES})\n", "set(LIBS roc::hipsolver hip::host)\n"),
+    ("target_link_libraries(a CUDA::cudart CUDA::cuda_driver)\n", "target_link_libraries(a hip::host)\n"),
+    ("target_compile_features(a PUBLIC cuda_std_20)\n", "target_compile_features(a PUBLIC hip_std_20)\n"),
+    ("set_source_files_properties(x.cu PROPERTIES LANGUAGE CUDA)\n",
+     "set_source_files_properties(x.cu PROPERTIES LANGUAGE HIP)\n"),
+    ('set(CMAKE_CUDA_FLAGS "-Xcompiler -fopenmp,-pthread")\n', 'set(CMAKE_HIP_FLAGS "-fopenmp -pthread")\n'),
+    ('set(CMAKE_CUDA_FLAGS "--generate-code=arch=compute_80,code=[sm_80,compute_80] -O2")\n',
+     'set(CMAKE_HIP_FLAGS "-O2")\n'),
+    ("set(X --expt-relaxed-constexpr -O2)\n", "set(X -O2)\n"),
+    ("target_compile_options(a PRIVATE --default-stream=per-thread)\n",
+     "target_compile_options(a PRIVATE -fgpu-default-stream=per-thread)\n"),
+    ("target_compile_options(a PRIVATE -rdc=true -ccbin=/usr/bin/g++-12)\n",
+     "target_compile_options(a PRIVATE -fgpu-rdc)\n"),
+    ("if(DEFINED ENV{CUDA_HOME})\nendif()\n", "if(DEFINED ENV{ROCM_PATH})\nendif()\n"),
+    ("if(CMAKE_CUDA_COMPILER_ID STREQUAL NVIDIA)\nendif()\n", "if(CMAKE_HIP_COMPILER_ID STREQUAL NVIDIA)\nendif()\n"),
+]
+
+
+@pytest.mark.parametrize("before,after", CHANGES)
+def test_rewrites(before: str, after: str) -> None:
+    result = port_cmake(before, options=OPTS)
+    assert result.text == after
+    assert port_cmake(after, options=OPTS).text == after
