@@ -18,8 +18,8 @@ import re
 
 from buildport.findings import Finding
 from buildport.rules.source_rules import BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, LIBRARY_HEADERS, RULES, SourceRule
-from buildport.sourcelex import HEADER, IDENT, Lexed, LineMap, Token, lex
-from buildport.sourcematch import Hit, match
+from buildport.sourcelex import HEADER, Lexed, LineMap, TokenList, lex
+from buildport.sourcematch import Hit, interesting, match
 from buildport.sourceseq import Seq
 
 __all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_source", "suppressions"]
@@ -45,12 +45,14 @@ def is_cuda_source(path: str, text: str) -> bool:
         return False
     lexed = lex(text)
     for directive in lexed.directives:
-        if directive.name in _INCLUDES and directive.tokens and directive.tokens[0].kind == HEADER:
-            if CUDA_HEADER.fullmatch(directive.tokens[0].text[1:-1].strip()):
+        body = directive.tokens
+        if directive.name in _INCLUDES and body.kinds[:1] == [HEADER]:
+            if CUDA_HEADER.fullmatch(body.texts[0][1:-1].strip()):
                 return True
-    tokens = [*lexed.code, *(t for d in lexed.directives if d.name not in _INCLUDES for t in d.tokens)]
-    return any(t.kind == IDENT and CUDA_IDENTIFIER.fullmatch(t.text) for t in tokens) \
-        or any(t.text == "<<<" for t in lexed.code)
+    if "<<<" in lexed.code.texts:
+        return True
+    words = set(lexed.code.texts).union(*(d.tokens.texts for d in lexed.directives if d.name not in _INCLUDES))
+    return any(CUDA_IDENTIFIER.fullmatch(word) for word in words)
 
 
 def scan_source(text: str, path: str) -> list[Finding]:
@@ -79,12 +81,12 @@ def scan_source(text: str, path: str) -> list[Finding]:
     return sorted(findings.values(), key=Finding.sort_key)
 
 
-def suppressions(comments: list[Token], lines: LineMap) -> dict[int, set[str]]:
+def suppressions(comments: TokenList, lines: LineMap) -> dict[int, set[str]]:
     """Line -> rule ids silenced by ``buildport: ignore`` markers on that line (``*``: all)."""
     silenced: dict[int, set[str]] = {}
-    for comment in comments:
-        for marker in _MARKER.finditer(comment.text):
-            line = lines.line(comment.start + marker.start())
+    for text, start in zip(comments.texts, comments.starts):
+        for marker in _MARKER.finditer(text):
+            line = lines.line(start + marker.start())
             rules = silenced.setdefault(line, set())
             if marker.group(1) is None:
                 rules.add(ALL)
@@ -106,18 +108,18 @@ def _hits(lexed: Lexed) -> list[Hit]:
     for directive in lexed.directives:
         if directive.name in _INCLUDES:
             hits.extend(_include_hits(directive.tokens))
-        elif directive.name not in _NOT_CODE and directive.tokens:
+        elif directive.name not in _NOT_CODE and any(map(interesting, directive.tokens.texts)):
             hits.extend(match(Seq(directive.tokens, directive.name)))
     return hits
 
 
-def _include_hits(tokens: list[Token]) -> list[Hit]:
-    if not tokens or tokens[0].kind != HEADER:
+def _include_hits(tokens: TokenList) -> list[Hit]:
+    if tokens.kinds[:1] != [HEADER]:
         return []
-    header = tokens[0].text
+    header = tokens.texts[0]
     for pattern, rule, library in LIBRARY_HEADERS:
-        if pattern.fullmatch(header[1:-1].strip()):
-            return [Hit(tokens[0].start, rule, f"`#include {header}` uses {library}")]
+        if pattern.fullmatch(header):
+            return [Hit(tokens.starts[0], rule, f"`#include {header}` uses {library}")]
     return []
 
 

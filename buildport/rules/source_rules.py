@@ -23,7 +23,7 @@ from typing import Mapping
 
 from buildport.findings import Severity
 
-E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ class SourceRule:
 
 RULES: tuple[SourceRule, ...] = (
     SourceRule(
-        "warp-size-literal", "Warp size 32 written as a literal", W,
+        "warp-size-literal", "Warp size 32 written as a literal", WARNING,
         "AMD data-center GPUs (GCN, CDNA: gfx90a, gfx942) execute 64-lane wavefronts, and `warpSize` "
         "is 64 there; code that writes the warp width as 32 (`threadIdx.x % 32`, `& 31`, `>> 5`, "
         "`tid < 32`, a shuffle width of 32, a reduction loop that starts at offset 16, "
@@ -62,7 +62,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIP kernel language reference, 'warpSize' and 'Warp cross-lane functions'",
     ),
     SourceRule(
-        "warp-mask-32bit", "32-bit lane mask or ballot result", E,
+        "warp-mask-32bit", "32-bit lane mask or ballot result", ERROR,
         "In HIP, `__ballot`, `__activemask` and the lane masks of the `*_sync` builtins are 64-bit "
         "(`unsigned long long`), because a wavefront holds up to 64 lanes. A mask of `0xffffffff` "
         "names only lanes 0-31, and a ballot kept in `unsigned int` (or counted with `__popc`, "
@@ -77,29 +77,30 @@ RULES: tuple[SourceRule, ...] = (
         "clr amd_warp_sync_functions.h (static_assert on the mask size)",
     ),
     SourceRule(
-        "warp-sync-intrinsic", "Warp `*_sync` intrinsic", E,
+        "warp-sync-intrinsic", "Warp `*_sync` intrinsic", ERROR,
         "The warp intrinsics with an explicit mask (`__shfl_sync`, `__shfl_down_sync`, "
         "`__ballot_sync`, `__any_sync`, `__all_sync`, `__match_any_sync`, `__syncwarp`, "
         "`__activemask`, the `__reduce_*_sync` family) do not exist in ROCm 5.2. hipify-perl passes "
-        "them through with a warning, so the port fails to compile. ROCm 6.2 added them behind "
-        "`HIP_ENABLE_WARP_SYNC_BUILTINS` (enabled by default from 6.3), with 64-bit masks. AMD "
-        "wavefronts have no independent thread scheduling, so the lanes of a wavefront are always "
-        "converged at these points.",
+        "them through with a warning, so the port fails to compile. ROCm 6.2 added the shuffle, "
+        "vote, ballot and match forms and `__activemask` behind `HIP_ENABLE_WARP_SYNC_BUILTINS` "
+        "(announced as always on from 6.3), with 64-bit masks; `__syncwarp`, `__uni_sync` and "
+        "`__reduce_*_sync` are not in HIP's headers even then. AMD wavefronts have no independent "
+        "thread scheduling, so the lanes of a wavefront run in lockstep.",
         "For ROCm before 6.2 use the mask-free forms (`__shfl`, `__shfl_down`, `__shfl_xor`, "
-        "`__ballot`, `__any`, `__all`) and drop `__syncwarp`; for ROCm 6.2+ keep the `_sync` forms "
-        "with 64-bit masks.",
+        "`__ballot`, `__any`, `__all`); drop `__syncwarp` and write `__reduce_*_sync` as a shuffle "
+        "reduction over `warpSize`; on ROCm 6.2+ the `_sync` shuffles and votes work with 64-bit masks.",
         "v += __shfl_down_sync(mask, v, offset);\n",
         "v += __shfl_down(v, offset);\n",
         "HIPIFY CUDA_Device_API_supported_by_HIP.md (no HIP mapping); HIP kernel language "
         "reference ('the __sync variants are made available in ROCm 6.2')",
     ),
     SourceRule(
-        "texture-reference", "Texture or surface reference", E,
+        "texture-reference", "Texture or surface reference", ERROR,
         "Texture and surface references (`texture<T, dim, mode>` globals, `cudaBindTexture*`, "
         "`cudaUnbindTexture`, `cudaGetTextureReference`, `cudaBindSurfaceToArray`) were deprecated "
         "in CUDA 11 and removed in CUDA 12; HIP deprecated its copies (`hipBindTexture*`, "
         "`hipTexRef*`) in HIP 3.8 and lists them among the APIs that give errors and unexpected "
-        "results. A port that keeps them builds on neither toolkit's future.",
+        "results. A port that keeps them depends on APIs that CUDA has removed and HIP has deprecated.",
         "Convert each reference to a texture object: create a `cudaTextureObject_t` with "
         "`cudaCreateTextureObject` from a resource and texture descriptor, pass it to the kernel as an "
         "argument and read it with `tex1Dfetch<T>(obj, i)` / `tex2D<T>(obj, x, y)`; hipify maps the "
@@ -112,15 +113,15 @@ RULES: tuple[SourceRule, ...] = (
         "removed 12.0); HIP deprecated_api_list.rst",
     ),
     SourceRule(
-        "pinned-memory", "Pinned (page-locked) host memory", W,
+        "pinned-memory", "Pinned (page-locked) host memory", WARNING,
         "Pinned host memory (`cudaHostRegister`, `cudaHostAlloc`, `cudaMallocHost`) is what makes "
-        "host-device copies fast and truly asynchronous; a port that loses a `cudaHostRegister` "
-        "(for example when a framework's allocator is swapped) keeps working but copies from "
-        "pageable memory, which cost about 40% of throughput in a published PyTorch-extension port. "
-        "The flags differ: `hipHostMalloc` always maps and makes memory portable, and its "
-        "allocations are coherent (uncached by the GPU) when no flag or `hipHostMallocMapped` is "
-        "given, non-coherent with only other flags unless `HIP_HOST_COHERENT=1`. Mapped "
-        "(zero-copy) memory is read over the interconnect on every access.",
+        "host-device copies fast and truly asynchronous. A port that loses a `cudaHostRegister` "
+        "keeps working but copies from pageable memory; that cost about 40% of throughput in a "
+        "published PyTorch-extension port. The flags differ: `hipHostMalloc` always maps and makes "
+        "memory portable, and its allocations are coherent (typically not cached by the GPU) when "
+        "no flag or `hipHostMallocMapped` is given, but non-coherent when only other flags are "
+        "given, unless `HIP_HOST_COHERENT=1`. Mapped (zero-copy) memory is read over the "
+        "interconnect on every access.",
         "Keep every registration and pinned allocation in the port (`hipHostRegister`, "
         "`hipHostMalloc`), choose `hipHostMallocCoherent` / `hipHostMallocNonCoherent` explicitly "
         "where kernels read host memory directly, and measure copy bandwidth before and after.",
@@ -130,11 +131,11 @@ RULES: tuple[SourceRule, ...] = (
         "(throughput loss in a published port)",
     ),
     SourceRule(
-        "default-stream", "Asynchronous copy on the null stream", W,
+        "default-stream", "Asynchronous copy on the null stream", WARNING,
         "An `*Async` copy, memset or allocation with no stream argument, or with stream `0`, "
         "`NULL` or `nullptr`, runs on the null stream. HIP keeps CUDA's legacy semantics: the null "
-        "stream waits for and blocks every other blocking stream, so the copy serializes with all "
-        "work on the device. If the CUDA build used `nvcc --default-stream per-thread`, the same "
+        "stream waits for and blocks every other blocking stream, so the copy serializes with the "
+        "work on all of them. If the CUDA build used `nvcc --default-stream per-thread`, the same "
         "call meant a per-thread stream; hipcc needs `-fgpu-default-stream=per-thread` to keep that "
         "meaning, and without it the overlap is silently lost.",
         "Pass the stream the surrounding work runs on, or build with "
@@ -144,7 +145,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIP programming manual, 'Use of Per-thread default stream'",
     ),
     SourceRule(
-        "default-stream-launch", "Kernel launch on the null stream", I,
+        "default-stream-launch", "Kernel launch on the null stream", INFO,
         "A launch `<<<grid, block>>>` or `<<<grid, block, shmem>>>` (or with stream `0`) goes to the "
         "null stream, which in HIP as in legacy CUDA synchronizes with every other blocking stream; "
         "hipify writes the `0` explicitly. It is correct, but it serializes, and it changes meaning "
@@ -158,10 +159,10 @@ RULES: tuple[SourceRule, ...] = (
         "(launch syntax)",
     ),
     SourceRule(
-        "stream-priority", "Stream priorities", I,
+        "stream-priority", "Stream priorities", INFO,
         "HIP implements three stream priorities: -1 (high), 0 (normal) and 1 (low); "
         "`hipDeviceGetStreamPriorityRange` reports least 1, greatest -1, and other values are "
-        "clamped. CUDA reports a device-specific range (0 down to -5 on recent GPUs) in which 0 is "
+        "clamped. CUDA reports a device-specific range (for example 0 down to -5) in which 0 is "
         "the lowest priority, so priorities computed from CUDA's range, or a literal 0 meant as "
         "'low', map to different levels on AMD.",
         "Query `hipDeviceGetStreamPriorityRange` and use its least/greatest values; do not hard-code "
@@ -172,7 +173,7 @@ RULES: tuple[SourceRule, ...] = (
         "clr hipamd/src/hip_stream.cpp (Priority High=-1, Normal=0, Low=1; clamping)",
     ),
     SourceRule(
-        "per-thread-stream", "Per-thread default stream", W,
+        "per-thread-stream", "Per-thread default stream", WARNING,
         "`cudaStreamPerThread` (and `cudaStreamLegacy`, its opposite) name the per-thread and the "
         "legacy default stream explicitly. HIP has `hipStreamPerThread` since HIP 4.5, but the "
         "meaning of every *implicit* stream in the program depends on a build flag: nvcc's "
@@ -187,7 +188,7 @@ RULES: tuple[SourceRule, ...] = (
         "programming manual, 'Use of Per-thread default stream'",
     ),
     SourceRule(
-        "stream-nonblocking", "Non-blocking stream", I,
+        "stream-nonblocking", "Non-blocking stream", INFO,
         "A stream created with `cudaStreamNonBlocking` does not synchronize with the null stream. "
         "HIP keeps the flag (`hipStreamNonBlocking`) and its meaning, but a port tends to add null-"
         "stream work (hipify writes stream `0` into every launch without one, and synchronous "
@@ -202,7 +203,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIPIFY runtime types table (cudaStreamNonBlocking -> hipStreamNonBlocking); hipStreamCreateWithFlags docs",
     ),
     SourceRule(
-        "cuda-atomic", "libcu++ atomics with scopes and orders", E,
+        "cuda-atomic", "libcu++ atomics with scopes and orders", ERROR,
         "`cuda::atomic`, `cuda::atomic_ref`, `cuda::std::atomic` and the `cuda::thread_scope_*` / "
         "`cuda::memory_order_*` names come from libcu++ (`<cuda/atomic>`, `<cuda/std/atomic>`), "
         "which ROCm 5.2 does not ship and hipify does not convert. The scoped orders they express "
@@ -216,12 +217,13 @@ RULES: tuple[SourceRule, ...] = (
         "HIPIFY (no libcu++ mapping); HIP kernel language reference (atomics)",
     ),
     SourceRule(
-        "atomic-scope", "Scoped atomic (`_system` / `_block`)", W,
-        "`atomic*_system` functions exist in HIP (since 4.3) but are only atomic across the host "
-        "and other GPUs on fine-grained (coherent) memory, for example `hipHostMalloc` with the "
-        "coherent default or `hipHostMallocCoherent`; on ordinary device or non-coherent memory "
-        "they are silently device-scoped. The `atomic*_block` functions have no HIP counterpart "
-        "and hipify leaves them untranslated.",
+        "atomic-scope", "Scoped atomic (`_system` / `_block`)", WARNING,
+        "`atomic*_system` functions exist in HIP (since 4.3) but are atomic across the host and "
+        "other GPUs only on fine-grained (coherent) memory, for example `hipHostMalloc` with the "
+        "coherent default or `hipHostMallocCoherent`; on ordinary (coarse-grained) device memory "
+        "or non-coherent host memory other agents do not observe them atomically, and nothing "
+        "reports it. The `atomic*_block` functions have no HIP counterpart and hipify leaves them "
+        "untranslated.",
         "Allocate memory shared with the host or peers as coherent host memory, and replace "
         "`_block` atomics by the plain function or by `__hip_atomic_*` with "
         "`__HIP_MEMORY_SCOPE_WORKGROUP`.",
@@ -231,11 +233,13 @@ RULES: tuple[SourceRule, ...] = (
         "(atomic*_system from 4.3.0, no *_block entries)",
     ),
     SourceRule(
-        "threadfence", "Device or block memory fence", I,
-        "`__threadfence()` and `__threadfence_block()` are supported by HIP, but they only order "
-        "accesses that are coherent at that scope; code that pairs a fence with a plain or "
-        "`volatile` flag to hand data between blocks relies on NVIDIA's cache behaviour and "
-        "needs an atomic flag with acquire/release semantics on AMD.",
+        "threadfence", "Device or block memory fence", INFO,
+        "`__threadfence()` and `__threadfence_block()` are supported by HIP, but a hand-off "
+        "between blocks needs ordering on both sides: on AMD a consumer that reads the data after "
+        "seeing the flag, without an acquire (a fence or an acquire atomic), can read a stale copy "
+        "from its compute unit's L1 cache, which is not coherent with other compute units. Code "
+        "that fences only in the producer, or polls a plain or `volatile` flag, may have worked "
+        "on NVIDIA and fail on AMD.",
         "Check the producer/consumer pattern around each fence; prefer release/acquire atomics "
         "(`__hip_atomic_store`/`__hip_atomic_load`) on the flag over a fence and a plain store.",
         "__threadfence();\n",
@@ -243,7 +247,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIP kernel language reference, 'Memory fence instructions'",
     ),
     SourceRule(
-        "threadfence-system", "System-scope memory fence", W,
+        "threadfence-system", "System-scope memory fence", WARNING,
         "`__threadfence_system()` makes writes visible to the host and other GPUs only for "
         "fine-grained (coherent) system memory on AMD; AMD's documentation asks that such kernels "
         "work only on memory from `hipHostMalloc` and not copy it. On device memory or "
@@ -255,12 +259,14 @@ RULES: tuple[SourceRule, ...] = (
         "HIP kernel language reference, 'Memory fence instructions'",
     ),
     SourceRule(
-        "volatile-spin-wait", "`volatile` spin wait", W,
+        "volatile-spin-wait", "`volatile` spin wait", WARNING,
         "A loop that polls a `volatile` variable waits for another thread, block or the host "
-        "without any memory-model guarantee. On NVIDIA it usually works; on AMD the load can "
-        "keep hitting a non-coherent cache, and because wavefronts have no independent thread "
-        "scheduling, a lane that spins on a value another lane of the same wavefront must write "
-        "never lets that lane run: the kernel hangs.",
+        "without any memory-model guarantee: `volatile` orders nothing, so the data the flag "
+        "guards need not be visible when the flag is, and on AMD a flag that the host or a peer "
+        "GPU writes into coarse-grained (non-coherent) memory need not be seen while the kernel "
+        "runs. And because AMD wavefronts have no independent thread scheduling, a lane that spins "
+        "on a value another lane of the same wavefront must write never lets that lane run: the "
+        "kernel hangs.",
         "Poll with an acquire atomic load at the right scope (`__hip_atomic_load(p, "
         "__ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT)`), back off with "
         "`__builtin_amdgcn_s_sleep`, and never wait on a lane of the same wavefront.",
@@ -273,7 +279,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIP kernel language reference, 'Independent thread scheduling' (not supported)",
     ),
     SourceRule(
-        "inline-ptx", "Inline PTX assembly", E,
+        "inline-ptx", "Inline PTX assembly", ERROR,
         "`asm(...)` statements with PTX (`mov.u32 %0, %%laneid;`, `ld.global.nc`, `cp.async`, "
         "`shfl.sync`) are NVIDIA machine code. hipify leaves them alone and clang cannot assemble "
         "them for an AMD GPU, so the file stops compiling; inline assembly on AMD is GCN/CDNA ISA "
@@ -286,10 +292,12 @@ RULES: tuple[SourceRule, ...] = (
         "HIP kernel language reference, 'In-Line Assembly' (GCN ISA only)",
     ),
     SourceRule(
-        "cuda-arch-version", "`__CUDA_ARCH__` version check", W,
-        "HIP-Clang does not define `__CUDA_ARCH__`, so `#if __CUDA_ARCH__ >= 700` is false on AMD: "
-        "the code behind it (often the fast path) silently disappears, and a `#else` meant for old "
-        "NVIDIA GPUs or for the host is compiled into the device code instead.",
+        "cuda-arch-version", "`__CUDA_ARCH__` version check", WARNING,
+        "HIP-Clang does not define `__CUDA_ARCH__`, so `#if` reads it as 0: on AMD "
+        "`__CUDA_ARCH__ >= 700` is false and `__CUDA_ARCH__ < 700` is true. The path written for "
+        "new NVIDIA GPUs (often the fast one) silently disappears, and the one for old GPUs or for "
+        "the host is compiled into the device code instead; outside `#if`, the name does not "
+        "compile.",
         "Test the feature, not the NVIDIA generation: `__HIP_ARCH_HAS_*__` macros (for example "
         "`__HIP_ARCH_HAS_WARP_SHUFFLE__`), `__gfx90a__`-style target macros, or a run-time "
         "`hipDeviceProp_t` query.",
@@ -302,7 +310,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIP porting guide, 'Identifying Architecture Features' and compiler-defines table",
     ),
     SourceRule(
-        "cuda-arch-device", "`__CUDA_ARCH__` used to detect device code", W,
+        "cuda-arch-device", "`__CUDA_ARCH__` used to detect device code", WARNING,
         "HIP-Clang does not define `__CUDA_ARCH__` in device or host compilation, so "
         "`#ifdef __CUDA_ARCH__` (or `defined(__CUDA_ARCH__)`) never selects the device branch on "
         "AMD: device code gets the host implementation, which either fails to compile or runs the "
@@ -322,7 +330,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIP porting guide, compiler-defines table (__CUDA_ARCH__: undefined for HIP-Clang)",
     ),
     SourceRule(
-        "grid-sync", "Cooperative-groups grid synchronization", W,
+        "grid-sync", "Cooperative-groups grid synchronization", WARNING,
         "`this_grid()` / `grid.sync()` need every block of the grid to be resident at once. HIP "
         "supports them only for kernels launched with `hipLaunchCooperativeKernel`, and the largest "
         "co-resident grid on an AMD GPU follows from its own occupancy (64-lane wavefronts, "
@@ -338,7 +346,7 @@ RULES: tuple[SourceRule, ...] = (
         "(cudaLaunchCooperativeKernel -> hipLaunchCooperativeKernel)",
     ),
     SourceRule(
-        "dynamic-parallelism", "Kernel launch or runtime call in device code", E,
+        "dynamic-parallelism", "Kernel launch or runtime call in device code", ERROR,
         "HIP does not support dynamic parallelism: a `__global__` or `__device__` function cannot "
         "launch a kernel (`<<<...>>>` in device code) or call the device runtime "
         "(`cudaDeviceSynchronize`, `cudaLaunchDevice`, `cudaMalloc` from a kernel).",
@@ -352,7 +360,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIP kernel language reference, '__global__' (no dynamic parallelism)",
     ),
     SourceRule(
-        "cuda-graph", "CUDA graphs and stream capture", W,
+        "cuda-graph", "CUDA graphs and stream capture", WARNING,
         "hipGraph arrived in HIP 4.3 and grows with every release: in ROCm 5.2 there is no "
         "`hipGraphUpload` or user objects (5.3), no memory-allocation nodes (5.5), no external-"
         "semaphore nodes (5.7), no `hipGraphAddNode`/`hipGraphInstantiateWithParams` (6.2), and no "
@@ -365,12 +373,13 @@ RULES: tuple[SourceRule, ...] = (
         "HIPIFY CUDA_Runtime_API_functions_supported_by_HIP.md (HIP version per graph API)",
     ),
     SourceRule(
-        "func-attribute", "Kernel attribute and cache configuration", W,
+        "func-attribute", "Kernel attribute and cache configuration", WARNING,
         "`cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, n)` is how CUDA "
         "kernels opt into more than 48 KiB of shared memory; on AMD the limit is the LDS of a "
-        "workgroup (64 KiB on CDNA2), and HIP rejects larger values. The shared-memory carveout, "
-        "`cudaFuncSetCacheConfig`, `cudaDeviceSetCacheConfig` and shared-memory bank configuration "
-        "are accepted and ignored by HIP, so tuning that relied on them does nothing.",
+        "workgroup (64 KiB on CDNA2 and CDNA3 GPUs), and HIP rejects larger values. The "
+        "shared-memory carveout, `cudaFuncSetCacheConfig`, `cudaDeviceSetCacheConfig` and the "
+        "shared-memory bank configuration are accepted and ignored by HIP, so tuning that relied "
+        "on them does nothing.",
         "Re-derive shared-memory sizes for 64 KiB of LDS per workgroup (tile sizes, stages) and "
         "drop cache and bank configuration calls.",
         "cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 98304);\n",
@@ -378,7 +387,7 @@ RULES: tuple[SourceRule, ...] = (
         "clr hipamd/src/hip_module.cpp (hipFuncSetAttribute checks LDS size; cache config is a no-op)",
     ),
     SourceRule(
-        "device-limit", "Device limits", W,
+        "device-limit", "Device limits", WARNING,
         "`hipDeviceSetLimit` first appeared in HIP 5.3, so on ROCm 5.2 the hipified call does not "
         "compile; later versions accept only `hipLimitStackSize` and `hipLimitMallocHeapSize` and "
         "return `hipErrorUnsupportedLimit` for the printf FIFO, the L2 limits and the "
@@ -391,7 +400,7 @@ RULES: tuple[SourceRule, ...] = (
         "hip_device_runtime.cpp (supported limits)",
     ),
     SourceRule(
-        "nanosleep", "`__nanosleep`", E,
+        "nanosleep", "`__nanosleep`", ERROR,
         "HIP has no `__nanosleep` and hipify has no mapping for it, so the port does not compile. "
         "The AMD instruction is `s_sleep`, available as `__builtin_amdgcn_s_sleep(n)`: it takes a "
         "compile-time constant and sleeps for about 64 x n clock cycles, not nanoseconds.",
@@ -403,7 +412,7 @@ RULES: tuple[SourceRule, ...] = (
         "(s_sleep)",
     ),
     SourceRule(
-        "ldg", "`__ldg` read-only cache load", I,
+        "ldg", "`__ldg` read-only cache load", INFO,
         "HIP provides `__ldg`, but as a plain load: AMD GPUs have no separate read-only/texture "
         "data path, so a kernel that was tuned around `__ldg` keeps its extra code and loses the "
         "effect it was written for.",
@@ -414,7 +423,7 @@ RULES: tuple[SourceRule, ...] = (
         "clr hip_ldg.h (__ldg returns *ptr); HIP porting guide, 'Textures and Cache Control'",
     ),
     SourceRule(
-        "library-no-equivalent", "NVIDIA library without a ROCm equivalent", E,
+        "library-no-equivalent", "NVIDIA library without a ROCm equivalent", ERROR,
         "Some NVIDIA libraries have no ROCm counterpart with the same API, and hipify has no "
         "tables for them: NPP (image and signal primitives), nvJPEG, cuFile (GPUDirect Storage), "
         "CUPTI (profiling), NVML (device management) and libcu++ (`<cuda/...>`). Their headers and "
@@ -427,7 +436,7 @@ RULES: tuple[SourceRule, ...] = (
         "HIPIFY docs/tables (no NPP, nvJPEG, cuFile, CUPTI, NVML or libcu++ tables)",
     ),
     SourceRule(
-        "library-different-api", "NVIDIA library with a different ROCm API", W,
+        "library-different-api", "NVIDIA library with a different ROCm API", WARNING,
         "Some NVIDIA libraries have ROCm counterparts with a different API rather than a renamed "
         "one: cuDNN → MIOpen (hipify converts only part of cuDNN), NVTX → rocTX, and the WMMA "
         "warp-matrix API of `<mma.h>` (`nvcuda::wmma`) → rocWMMA, which HIP's kernel language "
@@ -493,17 +502,22 @@ API_NAMES: Mapping[str, tuple[str, str]] = MappingProxyType({
     "__ldg": ("ldg", "loads through the read-only data cache"),
 })
 
-# Flags reported with the call they appear in (above), or on their own elsewhere.
-FLAG_NAMES: Mapping[str, str] = MappingProxyType({
-    **dict.fromkeys(("cudaHostAllocMapped", "cudaHostAllocPortable", "cudaHostAllocWriteCombined",
-                     "cudaHostRegisterMapped", "cudaHostRegisterPortable", "cudaHostRegisterIoMemory",
-                     "cudaHostRegisterReadOnly", "cudaDeviceMapHost"), "pinned-memory"),
+# Flags: reported with the call they appear in (above), or on their own elsewhere.
+FLAG_NAMES: Mapping[str, tuple[str, str]] = MappingProxyType({
+    **dict.fromkeys(("cudaHostAllocMapped", "cudaHostRegisterMapped", "cudaDeviceMapHost"),
+                    ("pinned-memory", "asks for mapped (zero-copy) pinned memory")),
+    **dict.fromkeys(("cudaHostAllocPortable", "cudaHostRegisterPortable"),
+                    ("pinned-memory", "asks for portable pinned memory")),
+    **dict.fromkeys(("cudaHostAllocWriteCombined", "cudaHostRegisterIoMemory", "cudaHostRegisterReadOnly"),
+                    ("pinned-memory", "is a pinned-memory flag")),
     **dict.fromkeys(("cudaFuncAttributeMaxDynamicSharedMemorySize",
                      "cudaFuncAttributePreferredSharedMemoryCarveout", "cudaFuncCachePreferShared",
-                     "cudaFuncCachePreferL1", "cudaFuncCachePreferEqual"), "func-attribute"),
+                     "cudaFuncCachePreferL1", "cudaFuncCachePreferEqual"),
+                    ("func-attribute", "is a kernel shared-memory or cache setting")),
     **dict.fromkeys(("cudaLimitPrintfFifoSize", "cudaLimitDevRuntimeSyncDepth",
                      "cudaLimitDevRuntimePendingLaunchCount", "cudaLimitMaxL2FetchGranularity",
-                     "cudaLimitPersistingL2CacheSize"), "device-limit"),
+                     "cudaLimitPersistingL2CacheSize"),
+                    ("device-limit", "is a device limit HIP does not support")),
 })
 
 # Asynchronous APIs and the 0-based position of their stream argument.
@@ -528,37 +542,37 @@ MASK_32BIT_CONSUMERS = frozenset(("__popc", "__ffs", "__clz", "__brev"))
 WARP_INTRINSICS = WARP_MASK_FIRST_ARG | MASK_RESULT | frozenset((
     "__shfl", "__shfl_up", "__shfl_down", "__shfl_xor", "__any", "__all", "__lane_id"))
 
-# Identifier families: (pattern, rule id, library or family name). Reported once per file and
-# name, at the first use.
-API_FAMILIES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+# Identifier families: (pattern, rule id, family name, report once per file per "name" or "family").
+API_FAMILIES: tuple[tuple[re.Pattern[str], str, str, str], ...] = (
     (re.compile(r"cudaGraph(?!ics)[A-Z_]\w*|cudaStream(Begin|End)Capture\w*|cudaStreamIsCapturing"
                 r"|cudaStreamGetCaptureInfo\w*|cudaStreamUpdateCaptureDependencies\w*"
                 r"|cudaUserObject\w*|cudaThreadExchangeStreamCaptureMode|cuGraph[A-Z]\w*"
-                r"|cuStream(Begin|End)Capture\w*"), "cuda-graph", "CUDA graphs"),
-    (re.compile(r"npp[isc]?[A-Z]\w*|Npp[is]?[A-Z0-9]\w*|NPP_[A-Z0-9_]+"), "library-no-equivalent", "NPP"),
-    (re.compile(r"nvjpeg[A-Z]\w*|NVJPEG_\w+"), "library-no-equivalent", "nvJPEG"),
-    (re.compile(r"cuFile[A-Z]\w*|CUfile\w+|CU_FILE_\w+"), "library-no-equivalent", "cuFile"),
-    (re.compile(r"cupti[A-Z]\w*|CUpti_\w+|CUPTI_\w+"), "library-no-equivalent", "CUPTI"),
-    (re.compile(r"nvml[A-Z]\w*|NVML_\w+"), "library-no-equivalent", "NVML"),
-    (re.compile(r"cudnn[A-Z]\w*|CUDNN_\w+"), "library-different-api", "cuDNN"),
-    (re.compile(r"nvtx[A-Z]\w*|NVTX_\w+"), "library-different-api", "NVTX"),
+                r"|cuStream(Begin|End)Capture\w*"), "cuda-graph", "CUDA graphs", "name"),
+    (re.compile(r"npp[isc]?[A-Z]\w*|Npp[is]?[A-Z0-9]\w*|NPP_[A-Z0-9_]+"), "library-no-equivalent", "NPP", "family"),
+    (re.compile(r"nvjpeg[A-Z]\w*|NVJPEG_\w+"), "library-no-equivalent", "nvJPEG", "family"),
+    (re.compile(r"cuFile[A-Z]\w*|CUfile\w+|CU_FILE_\w+"), "library-no-equivalent", "cuFile", "family"),
+    (re.compile(r"cupti[A-Z]\w*|CUpti_\w+|CUPTI_\w+"), "library-no-equivalent", "CUPTI", "family"),
+    (re.compile(r"nvml[A-Z]\w*|NVML_\w+"), "library-no-equivalent", "NVML", "family"),
+    (re.compile(r"cudnn[A-Z]\w*|CUDNN_\w+"), "library-different-api", "cuDNN", "family"),
+    (re.compile(r"nvtx[A-Z]\w*|NVTX_\w+"), "library-different-api", "NVTX", "family"),
 )
 
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
 
-# Included headers: (pattern over the name between <> or "", rule id, library name).
+# Included headers, as written with their delimiters: (pattern, rule id, library name).
 LIBRARY_HEADERS: tuple[tuple[re.Pattern[str], str, str], ...] = (
-    (re.compile(r"npp\w*\.h"), "library-no-equivalent", "NPP"),
-    (re.compile(r"nvjpeg\.h"), "library-no-equivalent", "nvJPEG"),
-    (re.compile(r"cufile\.h"), "library-no-equivalent", "cuFile"),
-    (re.compile(r"cupti\w*\.h"), "library-no-equivalent", "CUPTI"),
-    (re.compile(r"nvml\.h"), "library-no-equivalent", "NVML"),
-    (re.compile(r"cuda/(std/)?atomic"), "cuda-atomic", "libcu++ atomics"),
-    (re.compile(r"cuda/.+"), "library-no-equivalent", "libcu++"),
-    (re.compile(r"cudnn\w*\.h"), "library-different-api", "cuDNN"),
-    (re.compile(r"nvToolsExt\w*\.h|nvtx3/.+"), "library-different-api", "NVTX"),
-    (re.compile(r"mma\.h"), "library-different-api", "WMMA (warp matrix functions)"),
+    (re.compile(r'[<"]npp(?:core|defs|i\w*|s\w*)?\.h[>"]'), "library-no-equivalent", "NPP"),
+    (re.compile(r'[<"]nvjpeg\.h[>"]'), "library-no-equivalent", "nvJPEG"),
+    (re.compile(r'[<"]cufile\.h[>"]'), "library-no-equivalent", "cuFile"),
+    (re.compile(r'[<"]cupti(?:_\w+)?\.h[>"]'), "library-no-equivalent", "CUPTI"),
+    (re.compile(r'[<"]nvml\.h[>"]'), "library-no-equivalent", "NVML"),
+    (re.compile(r"<cuda/(?:std/)?atomic>"), "cuda-atomic", "libcu++ atomics"),
+    (re.compile(r"<cuda/.+>"), "library-no-equivalent", "libcu++"),
+    (re.compile(r'[<"](?:cudnn(?:_v\d+|_ops\w*|_adv\w*|_cnn\w*|_backend|_graph|_version)?\.h'
+                r'|cudnn_frontend\w*\.h|cudnn_frontend/.+)[>"]'), "library-different-api", "cuDNN"),
+    (re.compile(r'[<"](?:nvToolsExt\w*\.h|nvtx3/.+)[>"]'), "library-different-api", "NVTX"),
+    (re.compile(r"<mma\.h>"), "library-different-api", "WMMA (warp matrix functions)"),
 )
 
 # Headers whose inclusion makes a C or C++ file a CUDA source.
