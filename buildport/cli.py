@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+from typing import Callable
 
 import click
 
@@ -19,7 +20,9 @@ from buildport import __version__
 from buildport.findings import Finding, Severity
 from buildport.passes.base import Options
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
-from buildport.runner import Run, expand_paths, is_cmake_file, port_files, write_changes
+from buildport.runner import (
+    Run, expand_paths, included_makefiles, is_cmake_file, is_make_file, port_files, write_changes,
+)
 from buildport.textio import encode
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
@@ -45,8 +48,52 @@ def main() -> None:
     """
 
 
+def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
+    """The options every rewriting subcommand shares."""
+    for option in reversed((
+        click.argument("paths", nargs=-1, required=True),
+        click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically)."),
+        click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."),
+        click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing."),
+        click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
+                     help=f"AMD GPU targets, comma-separated (default: {','.join(DEFAULT_OFFLOAD_ARCH)})."),
+        click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
+        click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten."),
+    )):
+        function = option(function)
+    return function
+
+
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@_rewrite_options
+def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
+         quiet: bool, verbose: bool) -> None:
+    """Port GNU Makefiles (Makefile, makefile, GNUmakefile, *.mk, and what they include; - reads stdin).
+
+    By default the ported text is printed. Exit codes: 0 success, 1 --check
+    found changes, 2 an input could not be processed.
+    """
+    _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose)
+
+
+def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
+             offload_arch: tuple[str, ...], quiet: bool, verbose: bool) -> None:
+    if sum((in_place, show_diff, check)) > 1:
+        raise click.UsageError("choose one of --in-place, --diff and --check")
+    wanted = is_cmake_file if kind == "cmake" else is_make_file
+    files = expand_paths(list(paths), wanted)
+    if kind == "make":
+        files += included_makefiles([f for f in files if f != "-"])
+    if not files:
+        click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found", err=True)
+        sys.exit(EXIT_ERROR)
+    stdin = sys.stdin.buffer.read() if "-" in files else None
+    run = port_files(files, Options(offload_arch), stdin, kind)
+    sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose))
+
+
+@main.command()
+@_rewrite_options
 @click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing.")
@@ -61,15 +108,7 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
-    if sum((in_place, show_diff, check)) > 1:
-        raise click.UsageError("choose one of --in-place, --diff and --check")
-    files = expand_paths(list(paths), is_cmake_file)
-    if not files:
-        click.echo("buildport: no CMake files found", err=True)
-        sys.exit(EXIT_ERROR)
-    stdin = sys.stdin.buffer.read() if "-" in files else None
-    run = port_files(files, Options(offload_arch), stdin)
-    sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose))
+    _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose)
 
 
 def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:

@@ -15,7 +15,10 @@ from buildport.passes.base import Context, Options, Pass, gather_facts
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
+from buildport.passes.make import MakeContext, gather, port_lines, prelude, prelude_offset, report_platform
+from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
+from buildport.syntax.make import parse_make
 
 #: The CMake passes, in the order they run.
 CMAKE_PASSES: tuple[Pass, ...] = (
@@ -74,3 +77,46 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
         if again.text != new:
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
     return result
+
+
+def port_make(text: str, path: str = "<input>", options: Options | None = None, verify: bool = True) -> Result:
+    """Port the GNU make source ``text``; raises ``ParseError`` for input make would reject."""
+    options = options or Options()
+    tree = parse_make(text, path)
+    ctx = MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH))
+    gather(ctx)
+    port_lines(ctx)
+    report_platform(ctx)
+    new = apply_spans(text, ctx.edits)
+    head = prelude(ctx, new)
+    if head and new != text:
+        at, after_root = prelude_offset(tree)
+        at = _shifted(at, ctx.edits)
+        newline = "\r\n" if "\r\n" in text else "\n"
+        block = head.replace("\n", newline) + newline
+        if not after_root and not new[at:].startswith(("\n", "\r\n")):
+            block += newline
+        new = new[:at] + block + new[at:]
+    result = Result(path, text, new, ctx.findings)
+    if verify and new != text:
+        again = port_make(new, path, options, verify=False)
+        if again.text != new:
+            raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
+    return result
+
+
+def _shifted(offset: int, edits: dict[tuple[int, int], str]) -> int:
+    """Where ``offset`` of the original text lands once ``edits`` are applied."""
+    return offset + sum(len(new) - (end - start) for (start, end), new in edits.items() if end <= offset)
+
+
+def apply_spans(text: str, edits: dict[tuple[int, int], str]) -> str:
+    """Apply (start, end) → text edits back to front; overlapping edits are a bug."""
+    out = text
+    last = len(text) + 1
+    for (start, end), new in sorted(edits.items(), reverse=True):
+        if end > last:
+            raise AssertionError(f"overlapping edits at {start}..{end}")
+        out = out[:start] + new + out[end:]
+        last = start
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 from buildport.rules.flags import BY_NAME, UNAMBIGUOUS, Flag
 
@@ -61,11 +62,15 @@ def arch_numbers(value: str) -> list[str]:
     return seen
 
 
-def translate(words: list[str], arch_words: list[str]) -> Translation:
+def translate(
+    words: list[str], arch_words: list[str], arch_for: Callable[[str], list[str] | None] | None = None
+) -> Translation:
     """Map nvcc words to HIP words.
 
     ``arch_words`` replace the first architecture flag; later ones are dropped,
-    so a list of ``-gencode`` pairs becomes one target list.
+    so a list of ``-gencode`` pairs becomes one target list. ``arch_for(value)``
+    may choose other words for the first flag from its value (a make variable
+    that names the architectures stays the user's knob).
     """
     out: list[list[str] | None] = [None] * len(words)
     result = Translation(out)
@@ -87,7 +92,8 @@ def translate(words: list[str], arch_words: list[str]) -> Translation:
         replacement = _apply(flag, value, words[i], result, i)
         if flag.action == "arch":
             result.architectures.extend(n for n in arch_numbers(value or "") if n not in result.architectures)
-            replacement = [] if arch_done else list(arch_words)
+            chosen = arch_for(value or "") if arch_for is not None else None
+            replacement = [] if arch_done else (chosen if chosen is not None else list(arch_words))
             arch_done = True
         if replacement is not None and replacement != words[i : i + span]:
             out[i] = replacement

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from buildport.engine import Result, UnstableRewrite, port_cmake
+from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
 from buildport.findings import Finding
 from buildport.passes.base import Options
 from buildport.syntax.errors import ParseError
@@ -20,6 +20,13 @@ from buildport.textio import InputError, SourceText, decode, read_source, write_
 
 def is_cmake_file(name: str) -> bool:
     return name == "CMakeLists.txt" or name.endswith(".cmake")
+
+
+MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+
+
+def is_make_file(name: str) -> bool:
+    return name in MAKEFILE_NAMES or name.endswith(".mk")
 
 
 def is_build_tree(path: Path) -> bool:
@@ -43,6 +50,28 @@ def discover(root: Path, wanted: Callable[[str], bool]) -> Iterator[Path]:
         for name in sorted(files):
             if wanted(name):
                 yield here / name
+
+
+def included_makefiles(files: list[str]) -> list[str]:
+    """Files that discovered Makefiles ``include`` by a literal relative name (make.config...)."""
+    import re
+
+    seen = set(files)
+    extra: list[str] = []
+    pattern = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^$#\n]+?)[ \t]*(?:#.*)?$", re.M)
+    for name in files:
+        path = Path(name)
+        try:
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
+            continue
+        for m in pattern.finditer(text):
+            for word in m.group(1).split():
+                target = (path.parent / word)
+                if target.is_file() and str(target) not in seen:
+                    seen.add(str(target))
+                    extra.append(str(target))
+    return extra
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -94,11 +123,13 @@ def expand_paths(paths: list[str], wanted: Callable[[str], bool]) -> list[str]:
     return out
 
 
-def port_files(paths: list[str], options: Options, stdin: bytes | None = None) -> Run:
-    """Port every CMake file; the ROCm packages any file links are found where CUDA is."""
+def port_files(paths: list[str], options: Options, stdin: bytes | None = None, kind: str = "cmake") -> Run:
+    """Port every file; for CMake, the ROCm packages any file links are found where CUDA is."""
     run = Run()
     for path in paths:
-        run.outcomes.append(_port_one(path, options, stdin))
+        run.outcomes.append(_port_one(path, options, stdin, kind))
+    if kind != "cmake":
+        return run
     packages: set[str] = set()
     for o in run.outcomes:
         if o.result is not None:
@@ -106,20 +137,21 @@ def port_files(paths: list[str], options: Options, stdin: bytes | None = None) -
     if len(run.outcomes) > 1 and packages:
         wider = Options(options.offload_arch, tuple(sorted(packages)))
         run.outcomes = [
-            _port_one(o.path, wider, stdin) if o.result is not None and "find_package" in o.result.original else o
+            _port_one(o.path, wider, stdin, kind) if o.result is not None and "find_package" in o.result.original else o
             for o in run.outcomes
         ]
     return run
 
 
-def _port_one(path: str, options: Options, stdin: bytes | None) -> FileOutcome:
+def _port_one(path: str, options: Options, stdin: bytes | None, kind: str = "cmake") -> FileOutcome:
     try:
         if path == "-":
             data = stdin or b""
             source = SourceText("<stdin>", decode(data, "<stdin>"), "")
         else:
             source = read_source(path)
-        result = port_cmake(source.text, source.path, options)
+        port = port_cmake if kind == "cmake" else port_make
+        result = port(source.text, source.path, options)
     except (ParseError, InputError) as exc:
         return FileOutcome(path, error=str(exc))
     except UnstableRewrite as exc:

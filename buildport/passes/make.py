@@ -1,0 +1,352 @@
+"""The Makefile rewrite: nvcc → hipcc, CUDA paths → ROCM_PATH, flags, libraries, targets.
+
+Edits are (start, end, text) spans on the original text, applied back to front
+(pyupgrade's way), so a byte no rule touches never moves. Words come from the
+make parser's lossless spans; ``$(...)`` references stay whole.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from buildport.findings import Finding, Severity
+from buildport.nvcc import arch_numbers, is_nvcc_only, translate
+from buildport.rules.libraries import BY_LINK_NAME, LIBRARIES
+from buildport.rules.make import FLAG_VARIABLE, HOST_LINKERS, NVCC_WORD, PLATFORM_HINTS, PRELUDE, ROOT_VARIABLES
+from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
+from buildport.syntax.make import MakeFile
+from buildport.syntax.make_nodes import (
+    Assignment, Conditional, Define, Directive, Expansion, Include, Line, RecipeLine, Rule,
+)
+from buildport.syntax.make_words import Span, iter_references, iter_words
+
+_ROOT_REF = re.compile(r"\$([({])(" + "|".join(sorted(ROOT_VARIABLES)) + r")[)}]")
+_ARCH_NAME = re.compile(r"^(?:sm|compute|lto)_\d+[a-z]?$")
+_ADDPREFIX_XCOMPILER = re.compile(r"^\$[({]addprefix\s+(?:-Xcompiler|--compiler-options)\s*,(.*)[)}]$", re.S)
+_EVAL_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\+=|:=|\?=|=)\s*(.*?)\s*$", re.S)
+_REF = re.compile(r"^\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]$")
+_HIP_ARCH = "$(HIP_ARCH_FLAGS)"
+
+
+@dataclass(slots=True)
+class MakeContext:
+    """One Makefile being ported."""
+
+    path: str
+    tree: MakeFile
+    offload_arch: tuple[str, ...]
+    edits: dict[tuple[int, int], str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    compiler_vars: set[str] = field(default_factory=lambda: {"NVCC"})
+    arch_vars: set[str] = field(default_factory=set)
+    arch_given: set[str] = field(default_factory=set)
+    host_links: bool = False
+    include_subdirs: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return self.tree.source
+
+    def report(self, offset: int, rule: str, severity: Severity, message: str, suggestion: str = "",
+               fixable: bool = False) -> None:
+        line, col = self.tree.line_col(offset)
+        self.findings.append(Finding(self.path, line, col, rule, severity, message, suggestion, fixable))
+
+    def replace(self, span: Span, text: str) -> None:
+        if span.of(self.text) != text:
+            self.edits[(span.start, span.end)] = text
+
+
+def gather(ctx: MakeContext) -> None:
+    """Compiler and architecture variables, and whether a host compiler links."""
+    for line in ctx.tree.lines:
+        if isinstance(line, Assignment):
+            words = [w.of(ctx.text) for w in line.words(line.value)]
+            if words and (NVCC_WORD.match(_paths(words[0])) or _paths(words[0]).endswith("/bin/hipcc")):
+                ctx.compiler_vars.add(line.variable)
+            if words and all(_ARCH_NAME.match(w) for w in words):
+                ctx.arch_vars.add(line.variable)
+        elif isinstance(line, RecipeLine):
+            words = [w.of(ctx.text) for w in line.words(line.command)]
+            if words:
+                words[0] = words[0].lstrip("@-+") or (words.pop(0) and "")
+            words = [w for w in words if w]
+            if words and HOST_LINKERS.match(words[0]) and "-o" in words and "-c" not in words:
+                ctx.host_links = True
+
+
+def port_lines(ctx: MakeContext) -> None:
+    for line in ctx.tree.lines:
+        if isinstance(line, Assignment):
+            _assignment(ctx, line)
+        elif isinstance(line, RecipeLine):
+            _command(ctx, line.command)
+        elif isinstance(line, Rule):
+            if line.recipe is not None:
+                _command(ctx, line.recipe)
+            _plain(ctx, line.prerequisites)
+        elif isinstance(line, Expansion):
+            if not _foreach_eval(ctx, line):
+                _plain(ctx, line.span)
+        elif isinstance(line, Define):
+            _define(ctx, line)
+        elif isinstance(line, Include):
+            _plain(ctx, line.files)
+            if PLATFORM_HINTS.search(line.text_of(line.files)):
+                ctx.report(line.start, "make-platform", Severity.WARNING,
+                           f"includes {line.text_of(line.files).strip()}, which finds CUDA libraries",
+                           "remove it once the build links ROCm libraries")
+        elif isinstance(line, (Conditional, Directive)):
+            _plain(ctx, line.arguments)
+
+
+_OWN = frozenset(name for name, _ in PRELUDE)
+
+
+def _assignment(ctx: MakeContext, line: Assignment) -> None:
+    name = line.variable
+    if name in _OWN:
+        return  # the HIP toolchain variables are already what they should be
+    if name in ROOT_VARIABLES:
+        value = line.value_text
+        if _ROOT_REF.search(value):
+            ctx.replace(Span(line.start, line.end), "")  # CUDA_PATH ?= $(CUDA_HOME): one root is enough
+        else:
+            ctx.replace(line.name, "ROCM_PATH")
+            ctx.replace(line.op, "?=")
+            ctx.replace(line.value, "/opt/rocm")
+        ctx.report(line.start, "make-path", Severity.INFO, f"{name} → ROCM_PATH (default /opt/rocm)", fixable=True)
+        return
+    words = [w.of(ctx.text) for w in line.words(line.value)]
+    if name in ctx.arch_vars:
+        ctx.replace(line.value, " ".join(ctx.offload_arch))
+        ctx.report(line.value.start, "make-arch", Severity.INFO,
+                   f"{name}: NVIDIA architectures {' '.join(words)} → AMD targets {' '.join(ctx.offload_arch)}",
+                   fixable=True)
+        return
+    flags = bool(FLAG_VARIABLE.match(name)) or any(is_nvcc_only(w) for w in words) or name in ctx.compiler_vars
+    emptied = _words(ctx, line.words(line.value), flags=flags, command=name in ctx.compiler_vars, variable=name)
+    if emptied and line.operator == "+=":
+        # `GENCODE_FLAGS += -gencode ...` after the target list is already there: the line goes
+        for key in [k for k in ctx.edits if line.start <= k[0] and k[1] <= line.end]:
+            del ctx.edits[key]
+        ctx.edits[(line.start, line.end)] = ""
+
+
+def _command(ctx: MakeContext, span: Span) -> None:
+    """A shell command: flags count after an nvcc invocation."""
+    spans = list(iter_words(ctx.text, span.start, span.end))
+    words = [s.of(ctx.text) for s in spans]
+    start = next((i for i, w in enumerate(words) if _is_nvcc(ctx, w.lstrip("@-+"))), None)
+    if start is None:
+        _words(ctx, spans, flags=any(is_nvcc_only(w) for w in words), command=False, variable="")
+        return
+    _words(ctx, spans[:start], flags=False, command=False, variable="")
+    _words(ctx, spans[start:], flags=True, command=True, variable="")
+
+
+def _plain(ctx: MakeContext, span: Span | None) -> None:
+    if span is not None:
+        _words(ctx, list(iter_words(ctx.text, span.start, span.end)), flags=False, command=False, variable="")
+
+
+def _is_nvcc(ctx: MakeContext, word: str) -> bool:
+    m = _REF.match(word)
+    return bool(NVCC_WORD.match(_paths(word))) or (m is not None and m.group(1) in ctx.compiler_vars)
+
+
+def _define(ctx: MakeContext, line: Define) -> None:
+    """A define body is make code once evaluated: each of its lines is ported like a command."""
+    body = line.body
+    pos = body.start
+    for raw in line.body_text.splitlines(keepends=True):
+        _command(ctx, Span(pos, pos + len(raw.rstrip("\r\n"))))
+        pos += len(raw)
+
+
+def _foreach_eval(ctx: MakeContext, line: Expansion) -> bool:
+    """``$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode ...))`` → one ``GENCODE_FLAGS += ...``."""
+    refs = list(iter_references(ctx.text, line.expansion.start, line.expansion.end, nested=False))
+    if len(refs) != 1 or refs[0].name_text != "foreach" or len(refs[0].args) != 3:
+        return False
+    body = refs[0].arg_texts[2].strip()
+    inner = list(iter_references(body, 0, len(body), nested=False))
+    if len(inner) != 1 or inner[0].name_text != "eval" or not inner[0].args:
+        return False
+    m = _EVAL_ASSIGN.match(inner[0].arg_texts[0])
+    if m is None:
+        return False
+    variable, _, value = m.groups()
+    result = translate(value.split(), [_HIP_ARCH])
+    kept = [w for old, new in zip(value.split(), result.words) for w in ([old] if new is None else new)]
+    if not result.changed or any(w != _HIP_ARCH for w in kept):
+        return False
+    given = variable in ctx.arch_given
+    ctx.arch_given.add(variable)
+    ctx.replace(line.expansion, "" if given else f"{variable} += {_HIP_ARCH}")
+    ctx.report(line.start, "make-arch", Severity.INFO,
+               f"per-architecture loop over NVIDIA targets → {variable} += {_HIP_ARCH}", fixable=True)
+    return True
+
+
+def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, variable: str) -> bool:
+    """Port a run of words; true when every word was removed."""
+    if not spans:
+        return False
+    words = [s.of(ctx.text) for s in spans]
+    new: list[list[str] | None] = [None] * len(words)
+    current = list(words)
+    for i, word in enumerate(words):
+        changed = _word(ctx, word, i == 0 and command, spans[i].start)
+        if changed != word:
+            new[i] = [changed] if changed else []
+            current[i] = changed
+    if flags:
+        arch_words = [] if variable and variable in ctx.arch_given else [_HIP_ARCH]
+        result = translate(current, arch_words, lambda value: _arch_for(ctx, value))
+        for i, words_i in enumerate(result.words):
+            if words_i is not None:
+                new[i] = words_i
+        for index, rule, message in result.notes:
+            ctx.report(spans[index].start, rule, Severity.WARNING, message)
+        if result.architectures and variable:
+            ctx.arch_given.add(variable)
+        if result.changed:
+            ctx.report(spans[0].start, "make-nvcc-flag", Severity.INFO, "nvcc flags → hipcc flags", fixable=True)
+    for span, words_i in zip(spans, new):
+        if words_i is not None:
+            _replace_word(ctx, span, " ".join(words_i))
+    return all(w is not None and not " ".join(w) for w in new)
+
+
+def _arch_for(ctx: MakeContext, value: str) -> list[str] | None:
+    """``-arch=$(ARCH)`` keeps ``ARCH`` as the user's knob, now holding AMD targets."""
+    m = _REF.match(value)
+    if m is not None and m.group(1) in ctx.arch_vars:
+        return [f"$(addprefix --offload-arch=,{value})"]
+    return None
+
+
+def _word(ctx: MakeContext, word: str, command: bool, offset: int) -> str:
+    """One word: -Xcompiler prefixes, paths, libraries, the nvcc command itself."""
+    m = _ADDPREFIX_XCOMPILER.match(word)
+    if m:
+        return m.group(1)
+    new = _paths(word)
+    if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
+        ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → $(HIPCC)", fixable=True)
+        return "$(HIPCC)"
+    if new.startswith("-l"):
+        return _library(ctx, new, offset)
+    return new
+
+
+def _library(ctx: MakeContext, word: str, offset: int) -> str:
+    lib = BY_LINK_NAME.get(word[2:])
+    if lib is None:
+        return word
+    if lib.runtime:
+        if ctx.host_links and lib.rocm_link:
+            ctx.report(offset, "make-library", Severity.INFO, f"{word} → -lamdhip64 (a host compiler links)",
+                       fixable=True)
+            return "-L$(ROCM_PATH)/lib -lamdhip64" if "ROCM_PATH)/lib" not in ctx.text else "-lamdhip64"
+        ctx.report(offset, "make-library", Severity.INFO, f"{word} dropped: hipcc links the HIP runtime",
+                   fixable=True)
+        return ""
+    if not lib.rocm_link:
+        ctx.report(offset, "make-library-unported", Severity.WARNING, f"{word}: {lib.note}",
+                   "port the code that uses it by hand")
+        return word
+    if lib.include_subdir and lib.include_subdir not in ctx.include_subdirs:
+        ctx.include_subdirs.append(lib.include_subdir)
+    ctx.report(offset, "make-library", Severity.INFO, f"{word} → -l{lib.rocm_link}", fixable=True)
+    return f"-l{lib.rocm_link}"
+
+
+def _paths(word: str) -> str:
+    new = _ROOT_REF.sub(lambda m: "$(ROCM_PATH)" if m.group(1) == "(" else "${ROCM_PATH}", word)
+    new = CUDA_ROOT_LITERAL.sub("$(ROCM_PATH)", new)
+    if new != word:
+        for cuda, rocm in SUBPATHS.items():
+            new = new.replace("ROCM_PATH)" + cuda, "ROCM_PATH)" + rocm).replace("ROCM_PATH}" + cuda, "ROCM_PATH}" + rocm)
+    return new
+
+
+def _replace_word(ctx: MakeContext, span: Span, text: str) -> None:
+    if text:
+        ctx.replace(span, text)
+        return
+    source = ctx.text
+    start = span.start
+    while start > 0 and source[start - 1] in " \t":
+        start -= 1
+    end = span.end
+    if start == span.start:
+        while end < len(source) and source[end] in " \t":
+            end += 1
+    ctx.edits[(start, end)] = ""
+
+
+def report_platform(ctx: MakeContext) -> None:
+    for line in ctx.tree.lines:
+        if isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
+            ctx.report(line.start, "make-platform", Severity.INFO,
+                       f"{line.variable}: platform detection kept as it is; check its NVIDIA-only branches")
+        if isinstance(line, Rule) and any(w.of(ctx.text).endswith(".c") for w in line.prerequisite_words):
+            ctx.report(line.start, "make-c-source", Severity.WARNING,
+                       "a .c file: nvcc compiled it as C, hipcc would compile it as HIP/C++",
+                       "compile .c files with $(CC) and -D__HIP_PLATFORM_AMD__ -I$(ROCM_PATH)/include")
+
+
+def arch_names_seen(words: list[str]) -> list[str]:
+    return [n for w in words for n in arch_numbers(w)]
+
+
+def prelude(ctx: MakeContext, new_text: str) -> str:
+    """The toolchain variables the ported text uses and does not define."""
+    wanted = [name for name, _ in PRELUDE if f"$({name})" in new_text or f"${{{name}}}" in new_text]
+    if "HIP_ARCH_FLAGS" in wanted and "HIP_OFFLOAD_ARCH" not in wanted:
+        wanted.append("HIP_OFFLOAD_ARCH")
+    if wanted and "ROCM_PATH" not in wanted:
+        wanted.append("ROCM_PATH")
+    lines = [
+        template.replace("{arch}", " ".join(ctx.offload_arch))
+        for name, template in PRELUDE
+        if name in wanted and not _defines(new_text, name)
+    ]
+    subdirs = [d for d in ctx.include_subdirs if f"include/{d}" not in new_text]
+    if subdirs:
+        lines.append("HIPCC += " + " ".join(f"-I$(ROCM_PATH)/include/{d}" for d in subdirs))
+    return "\n".join(lines)
+
+
+def _defines(text: str, name: str) -> bool:
+    return re.search(rf"^[ \t]*(?:(?:export|override)[ \t]+)*{name}[ \t]*(?:\?|:|::|\+|!)?=", text, re.M) is not None
+
+
+def prelude_offset(tree: MakeFile) -> tuple[int, bool]:
+    """Where the toolchain variables go, and whether that is right after the CUDA root's line.
+
+    After the first top-level assignment of a CUDA root (now ``ROCM_PATH ?=``);
+    otherwise before the first line that is not a comment or blank (the header
+    comment stays on top).
+    """
+    depth = 0
+    for line in tree.lines:
+        if isinstance(line, Conditional):
+            depth += {"endif": -1, "else": 0}.get(line.directive, 1)
+        elif depth == 0 and isinstance(line, Assignment) and line.variable in ROOT_VARIABLES:
+            if not _ROOT_REF.search(line.value_text) and not line.is_target_specific:
+                return line.end, True
+    for line in tree.lines:
+        if type(line).__name__ not in ("Comment", "Blank"):
+            return line.start, False
+    return len(tree.source), False
+
+
+def lines_using_libraries() -> list[str]:
+    return [lib.name for lib in LIBRARIES]
+
+
+__all__ = ["MakeContext", "gather", "port_lines", "prelude", "prelude_offset", "report_platform", "Line"]

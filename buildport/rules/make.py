@@ -1,0 +1,52 @@
+"""Makefile names: CUDA variables, compilers and what replaces them.
+
+The flag and library tables are shared with CMake (:mod:`buildport.rules.flags`,
+:mod:`buildport.rules.libraries`); this table holds what is make-specific.
+"""
+
+from __future__ import annotations
+
+import re
+
+from buildport.rules.paths import ROCM_DEFAULT
+
+#: Variables that name a CUDA install root; all become ROCM_PATH.
+ROOT_VARIABLES: frozenset[str] = frozenset({
+    "CUDA_PATH", "CUDA_HOME", "CUDA_DIR", "CUDA_INSTALL_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR",
+    "CUDA_TOOLKIT_PATH", "CUDA_TOOLKIT_DIR", "CUDATOOLKIT_HOME", "CUDA_PREFIX", "CUDAROOT", "CUDA_BASE",
+})
+
+#: Variables that name CUDA's library or include directory → the ROCm path they become.
+DIR_VARIABLES: dict[str, str] = {
+    "CUDA_LIB_DIR": "$(ROCM_PATH)/lib",
+    "CUDA_LIB_PATH": "$(ROCM_PATH)/lib",
+    "CUDA_LIBDIR": "$(ROCM_PATH)/lib",
+    "CUDA_INC_DIR": "$(ROCM_PATH)/include",
+    "CUDA_INC_PATH": "$(ROCM_PATH)/include",
+    "CUDA_INCLUDE_DIR": "$(ROCM_PATH)/include",
+    "CUDA_INCDIR": "$(ROCM_PATH)/include",
+    "CUDA_BIN_PATH": "$(ROCM_PATH)/bin",
+}
+
+#: Variables that conventionally hold nvcc flags.
+FLAG_VARIABLE = re.compile(
+    r"^(?:NVCC_?FLAGS|NVCC_?OPTS|NVOPTS|NV_?FLAGS|CUDA_?FLAGS|CU_?FLAGS|CUDA_NVCC_FLAGS|GENCODE(?:_FLAGS)?|"
+    r"ARCH_FLAGS|CUDA_ARCH_FLAGS|GPU_ARCH_FLAGS|ALL_CCFLAGS|NVCC_ARCH|CUDA_ARCH|SM_FLAGS|[A-Z_]*NVCC[A-Z_]*)$"
+)
+
+#: Words that start nvcc.
+NVCC_WORD = re.compile(r"^(?:nvcc|[^\s]*/nvcc)$")
+
+#: Host compilers and linkers: a recipe that links with one of these needs libamdhip64 by name.
+HOST_LINKERS = re.compile(r"^(?:\$[({](?:CXX|CC|LD|LINK|LINKER|HOST_COMPILER)[)}]|g\+\+|gcc|c\+\+|cc|clang\+\+|clang|ld)$")
+
+#: What defines the HIP toolchain in a ported Makefile; each line only where the file uses it.
+PRELUDE: tuple[tuple[str, str], ...] = (
+    ("ROCM_PATH", f"ROCM_PATH ?= {ROCM_DEFAULT}"),
+    ("HIPCC", "HIPCC ?= $(ROCM_PATH)/bin/hipcc"),
+    ("HIP_OFFLOAD_ARCH", "HIP_OFFLOAD_ARCH ?= {arch}"),
+    ("HIP_ARCH_FLAGS", "HIP_ARCH_FLAGS = $(addprefix --offload-arch=,$(HIP_OFFLOAD_ARCH))"),
+)
+
+#: Lines that detect NVIDIA platforms or find CUDA libraries: kept, and reported.
+PLATFORM_HINTS = re.compile(r"findcudalib\.mk|TARGET_ARCH|TARGET_OS|aarch64|armv7l|ppc64le|sbsa|QNX|tegra", re.I)
