@@ -112,11 +112,16 @@ def _shifted(offset: int, edits: dict[tuple[int, int], str]) -> int:
 
 def apply_spans(text: str, edits: dict[tuple[int, int], str]) -> str:
     """Apply (start, end) → text edits back to front; overlapping edits are a bug."""
+    merged: list[tuple[int, int, str]] = []
+    for (start, end), new in sorted(edits.items()):
+        if merged and start < merged[-1][1]:
+            prev_start, prev_end, prev_new = merged[-1]
+            if new or prev_new:
+                raise AssertionError(f"overlapping edits at {start}..{end}")
+            merged[-1] = (prev_start, max(prev_end, end), "")  # two removals that share a blank
+            continue
+        merged.append((start, end, new))
     out = text
-    last = len(text) + 1
-    for (start, end), new in sorted(edits.items(), reverse=True):
-        if end > last:
-            raise AssertionError(f"overlapping edits at {start}..{end}")
+    for start, end, new in reversed(merged):
         out = out[:start] + new + out[end:]
-        last = start
     return out

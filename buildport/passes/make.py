@@ -43,6 +43,8 @@ class MakeContext:
     arch_given: set[str] = field(default_factory=set)
     host_links: bool = False
     include_subdirs: list[str] = field(default_factory=list)
+    root_defined: bool = False
+    depth: int = 0  # conditional nesting of the line being ported
 
     @property
     def text(self) -> str:
@@ -78,6 +80,8 @@ def gather(ctx: MakeContext) -> None:
 
 def port_lines(ctx: MakeContext) -> None:
     for line in ctx.tree.lines:
+        if isinstance(line, Conditional):
+            ctx.depth += {"endif": -1, "else": 0}.get(line.directive, 1)
         if isinstance(line, Assignment):
             _assignment(ctx, line)
         elif isinstance(line, RecipeLine):
@@ -110,12 +114,13 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         return  # the HIP toolchain variables are already what they should be
     if name in ROOT_VARIABLES:
         value = line.value_text
-        if _ROOT_REF.search(value):
+        if _ROOT_REF.search(value) or (ctx.root_defined and ctx.depth == 0 and not line.modifiers):
             ctx.replace(Span(line.start, line.end), "")  # CUDA_PATH ?= $(CUDA_HOME): one root is enough
         else:
             ctx.replace(line.name, "ROCM_PATH")
             ctx.replace(line.op, "?=")
             ctx.replace(line.value, "/opt/rocm")
+            ctx.root_defined = ctx.root_defined or ctx.depth == 0
         ctx.report(line.start, "make-path", Severity.INFO, f"{name} → ROCM_PATH (default /opt/rocm)", fixable=True)
         return
     words = [w.of(ctx.text) for w in line.words(line.value)]
@@ -138,12 +143,25 @@ def _command(ctx: MakeContext, span: Span) -> None:
     """A shell command: flags count after an nvcc invocation."""
     spans = list(iter_words(ctx.text, span.start, span.end))
     words = [s.of(ctx.text) for s in spans]
-    start = next((i for i, w in enumerate(words) if _is_nvcc(ctx, w.lstrip("@-+"))), None)
+    start = next(
+        (i for i, w in enumerate(words) if _is_nvcc(ctx, w.lstrip("@-+")) and _command_position(words, i)), None
+    )
     if start is None:
         _words(ctx, spans, flags=any(is_nvcc_only(w) for w in words), command=False, variable="")
         return
     _words(ctx, spans[:start], flags=False, command=False, variable="")
     _words(ctx, spans[start:], flags=True, command=True, variable="")
+
+
+_SHELL_LEADS = frozenset({"&&", "||", ";", "|", "then", "do", "else", "time", "exec", "env", "xargs", "-c"})
+
+
+def _command_position(words: list[str], i: int) -> bool:
+    """Is word ``i`` where a shell runs a program: first, after a separator or a make prefix like $(EXEC)?"""
+    if i == 0:
+        return True
+    before = words[i - 1]
+    return before in _SHELL_LEADS or before.endswith((";", "&&")) or bool(_REF.match(before.lstrip("@-+")))
 
 
 def _plain(ctx: MakeContext, span: Span | None) -> None:
@@ -197,8 +215,12 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
     words = [s.of(ctx.text) for s in spans]
     new: list[list[str] | None] = [None] * len(words)
     current = list(words)
+    runtime_seen = False
     for i, word in enumerate(words):
         changed = _word(ctx, word, i == 0 and command, spans[i].start)
+        if changed.endswith("-lamdhip64") and changed != word:
+            changed = "" if runtime_seen else changed  # -lcuda -lcudart: one HIP runtime
+            runtime_seen = True
         if changed != word:
             new[i] = [changed] if changed else []
             current[i] = changed
@@ -214,9 +236,11 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
             ctx.arch_given.add(variable)
         if result.changed:
             ctx.report(spans[0].start, "make-nvcc-flag", Severity.INFO, "nvcc flags → hipcc flags", fixable=True)
+    if any(w and "-L$(ROCM_PATH)/lib" in w for w in current) or "-L$(ROCM_PATH)/lib" in words:
+        new = [[x.replace("-L$(ROCM_PATH)/lib -lamdhip64", "-lamdhip64") for x in w] if w else w for w in new]
     for span, words_i in zip(spans, new):
         if words_i is not None:
-            _replace_word(ctx, span, " ".join(words_i))
+            _replace_word(ctx, span, " ".join(words_i), spans[0].start - 1)
     return all(w is not None and not " ".join(w) for w in new)
 
 
@@ -273,14 +297,21 @@ def _paths(word: str) -> str:
     return new
 
 
-def _replace_word(ctx: MakeContext, span: Span, text: str) -> None:
+def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
+    """Replace a word; an empty text removes it with the blanks (and continuation) before it."""
     if text:
         ctx.replace(span, text)
         return
     source = ctx.text
     start = span.start
-    while start > 0 and source[start - 1] in " \t":
+    while start > floor and source[start - 1] in " \t":
         start -= 1
+    for join in ("\\\r\n", "\\\n"):  # a word alone on a continuation line takes the line with it
+        if start - len(join) >= floor and source.startswith(join, start - len(join)):
+            start -= len(join)
+            while start > floor and source[start - 1] in " \t":
+                start -= 1
+            break
     end = span.end
     if start == span.start:
         while end < len(source) and source[end] in " \t":

@@ -17,7 +17,9 @@ CUDA_ENV_VARS: tuple[str, ...] = (
 )
 
 #: A literal CUDA install root: /usr/local/cuda, /usr/local/cuda-12.4, /opt/cuda.
-CUDA_ROOT_LITERAL = re.compile(r"(?<![\w./-])(?:/usr/local/cuda(?:-\d+(?:\.\d+)*)?|/opt/cuda)(?![\w.-])")
+CUDA_ROOT_LITERAL = re.compile(
+    r"(?:(?<=-[LIR])|(?<=-rpath,)|(?<![\w./-]))(?:/usr/local/cuda(?:-\d+(?:\.\d+)*)?|/opt/cuda)(?![\w.-])"
+)
 
 #: Sub-paths under a CUDA root → under a ROCm root.
 SUBPATHS: dict[str, str] = {
