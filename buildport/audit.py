@@ -1,0 +1,394 @@
+"""``buildport audit``: every CUDA dependency in a tree, as findings; nothing is written.
+
+Build files (CMake, Makefiles, ``*.mk`` and what Makefiles include) go through
+the rewrite engines without writing: their fixable findings are what
+``buildport cmake``/``buildport make`` would rewrite, the others need a human.
+CUDA text that no engine finding covers is reported under the ``build-*`` rules
+of :mod:`buildport.rules.build_rules`. CUDA sources (``.cu``, ``.cuh``, C/C++
+files using CUDA) go through :func:`buildport.sourcescan.scan_source`.
+
+A build-file comment ``# buildport: ignore[rule-id, ...]`` silences those rules
+on its own line and the next; ``# buildport: ignore`` silences every rule there.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import difflib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
+from buildport.findings import Finding, Severity
+from buildport.rules import build_rules, source_rules
+from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
+from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file
+from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, is_cuda_source, scan_source
+from buildport.syntax.errors import ParseError
+from buildport.textio import InputError, read_source
+
+CMAKE, MAKE, SOURCE = "cmake", "make", "source"
+_MARKER = re.compile(r"#\s*buildport:\s*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
+_ALL = "*"
+_BRACKET = re.compile(r"\[(=*)\[")
+#: message() arguments are prose: "this needs CUDA" is no dependency.
+_MESSAGE = re.compile(r"(?im)^[ \t]*message[ \t]*\(")
+
+
+class UsageError(ValueError):
+    """A ``--select``/``--ignore`` entry that names no known rule."""
+
+
+@dataclass(slots=True)
+class FileAudit:
+    """The findings of one audited file.
+
+    ``line_scoped`` holds the fixable findings whose ``replacement`` is the
+    rewritten line (or lines): the engine did not name the replacing text itself.
+    """
+
+    path: str
+    kind: str
+    findings: list[Finding] = field(default_factory=list)
+    line_scoped: set[Finding] = field(default_factory=set)
+
+    @property
+    def fixable(self) -> int:
+        return sum(1 for f in self.findings if f.fixable)
+
+
+@dataclass(slots=True)
+class AuditReport:
+    """Every audited file and every input that could not be read or parsed."""
+
+    files: list[FileAudit] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for a in self.files for f in a.findings), key=Finding.sort_key)
+
+    def at_or_above(self, threshold: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity >= threshold]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleFilter:
+    """``--select``/``--ignore``: rule ids or id prefixes (``warp-`` matches every ``warp-*`` rule)."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, select: str = "", ignore: str = "") -> RuleFilter:
+        """Comma lists → a filter; :class:`UsageError` for an entry that matches no rule."""
+        chosen = tuple(_entries(select))
+        dropped = tuple(_entries(ignore))
+        known = known_rules()
+        for entry in chosen + dropped:
+            if not any(_matches(entry, rule) for rule in known):
+                raise UsageError(f"no rule id starts with {entry!r}")
+        return cls(chosen, dropped)
+
+    def wants(self, rule: str) -> bool:
+        if self.select and not any(_matches(e, rule) for e in self.select):
+            return False
+        return not any(_matches(e, rule) for e in self.ignore)
+
+
+def _entries(text: str) -> Iterator[str]:
+    return (part.strip() for part in text.split(",") if part.strip())
+
+
+def _matches(entry: str, rule: str) -> bool:
+    return rule.startswith(entry)
+
+
+def known_rules() -> list[str]:
+    """Every rule id an audit can report: the build catalogue, then the source one."""
+    return [r.id for r in build_rules.RULES] + [r.id for r in source_rules.RULES]
+
+
+def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter()) -> AuditReport:
+    """Audit files and directories; never writes. Unreadable or unparsable inputs become ``errors``."""
+    report = AuditReport()
+    for path, kind in collect(list(paths), report.errors):
+        try:
+            text = read_source(path).text
+            audited = audit_text(text, path, kind)
+        except (InputError, ParseError) as exc:
+            report.errors.append(_error_text(exc, path))
+            continue
+        except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
+            report.errors.append(f"{exc} (internal error: please report it with this file)")
+            continue
+        if audited is None:
+            continue
+        audited.findings = [f for f in audited.findings if rules.wants(f.rule)]
+        audited.line_scoped &= set(audited.findings)
+        report.files.append(audited)
+    report.files.sort(key=lambda a: a.path)
+    return report
+
+
+def _error_text(exc: Exception, path: str) -> str:
+    if isinstance(exc, ParseError):
+        return f"{exc.path or path}:{exc.line}:{exc.col}: error: {exc.message}"
+    return str(exc)
+
+
+def kind_of(name: str) -> str | None:
+    """``cmake``, ``make``, ``source`` (a candidate: C/C++ files are checked for CUDA use) or None."""
+    if is_cmake_file(name):
+        return CMAKE
+    if is_make_file(name):
+        return MAKE
+    extension = os.path.splitext(name)[1].lower()
+    if extension in CUDA_EXTENSIONS or extension in C_FAMILY_EXTENSIONS:
+        return SOURCE
+    return None
+
+
+def collect(paths: list[str], errors: list[str]) -> list[tuple[str, str]]:
+    """(path, kind) of every file to audit: files as given, directories walked, includes followed.
+
+    A file given by name whose kind is unknown is skipped (a pre-commit hook passes
+    every staged file); a path that does not exist is an error.
+    """
+    found: list[tuple[str, str]] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found.extend((str(f), kind_of(f.name) or "") for f in discover(path, lambda n: kind_of(n) is not None))
+        elif path.exists():
+            kind = kind_of(path.name)
+            if kind is not None:
+                found.append((p, kind))
+        else:
+            errors.append(f"{p}: error: no such file or directory")
+    seen: set[str] = set()
+    unique = [(p, k) for p, k in found if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+    makefiles = [p for p, k in unique if k == MAKE]
+    return unique + [(p, MAKE) for p in included_makefiles(makefiles) if p not in seen]
+
+
+def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
+    """The findings of one file's text; None for a C/C++ file that does not use CUDA."""
+    if kind == SOURCE:
+        return FileAudit(path, kind, scan_source(text, path)) if is_cuda_source(path, text) else None
+    port = port_cmake if kind == CMAKE else port_make
+    result = port(text, path, verify=False)
+    audited = FileAudit(path, kind)
+    changes = line_changes(result)
+    for finding in result.findings:
+        if finding.fixable and not finding.replacement and finding.line in changes:
+            finding = dataclasses.replace(finding, replacement=changes[finding.line])
+            audited.line_scoped.add(finding)
+        audited.findings.append(finding)
+    for finding in residue(text, path, kind, result.findings, changes):
+        audited.findings.append(finding)
+        if finding.fixable:
+            audited.line_scoped.add(finding)
+    silenced = suppressions(text)
+    audited.findings = sorted((f for f in audited.findings if not _silenced(silenced, f)), key=Finding.sort_key)
+    audited.line_scoped &= set(audited.findings)
+    return audited
+
+
+def line_changes(result: Result) -> dict[int, str]:
+    """Original line number → the text the rewrite puts there ("" when the line goes)."""
+    old, new = _lines(result.original), _lines(result.text)
+    changes: dict[int, str] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "delete":
+            changes.update((line, "") for line in range(i1 + 1, i2 + 1))
+        elif tag == "replace":
+            changes.update(_pair(old, i1, i2, new, j1, j2))
+    return changes
+
+
+def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) -> Iterator[tuple[int, str]]:
+    """Each changed old line → the most similar new line after the previous pick ("" if none is close)."""
+    if i2 - i1 == j2 - j1:
+        for k in range(i2 - i1):
+            yield i1 + k + 1, new[j1 + k].rstrip("\r\n")
+        return
+    picks: dict[int, int] = {}
+    j = j1
+    for i in range(i1, i2):
+        scored = [(difflib.SequenceMatcher(None, old[i], new[k], autojunk=False).ratio(), -k) for k in range(j, j2)]
+        best = max(scored, default=(0.0, 0))
+        if best[0] >= 0.5:
+            picks[i] = j = -best[1]
+            j += 1
+    for i in range(i1, i2):
+        if i in picks:
+            yield i + 1, new[picks[i]].rstrip("\r\n")
+            continue
+        low = max((picks[k] + 1 for k in picks if k < i), default=j1)  # the new lines no old line claimed
+        high = min((picks[k] for k in picks if k > i), default=j2)
+        yield i + 1, "".join(new[low:high]).rstrip("\r\n")
+
+
+def residue(text: str, path: str, kind: str, reported: list[Finding], changes: dict[int, str]) -> list[Finding]:
+    """CUDA text in the code of a build file that no engine finding covers.
+
+    A line with a finding that needs a human is covered whole. Text the rewrite
+    removes is covered by any finding on its line, and is a fixable finding of its
+    own on a line without one; text that survives the rewrite is reported unless a
+    finding points at it.
+    """
+    human = {f.line for f in reported if not f.fixable}
+    any_line = {f.line for f in reported}
+    at = {(f.line, f.col) for f in reported}
+    out: list[Finding] = []
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    for rule, start, token in _residue_hits(code_only(text, kind)):
+        line = bisect.bisect_right(starts, start)
+        col = start - starts[line - 1] + 1
+        if line in human or (line, col) in at:
+            continue
+        survives = line not in changes or token in changes[line]
+        if not survives and line in any_line:
+            continue
+        info = build_rules.BY_ID[rule]
+        if survives:
+            severity = info.severity
+            message = f"{info.title} `{token}`; `buildport {kind}` leaves it as it is"
+            out.append(Finding(path, line, col, rule, severity, message, "port it by hand"))
+        else:
+            message = f"{info.title} `{token}`; `buildport {kind}` rewrites this line"
+            out.append(Finding(path, line, col, rule, Severity.INFO, message, fixable=True,
+                               replacement=changes[line]))
+    return out
+
+
+def _residue_hits(code: str) -> Iterator[tuple[str, int, str]]:
+    claimed: list[tuple[int, int]] = []
+    hits: list[tuple[int, str, str]] = []
+    for rule, pattern in RESIDUE_PATTERNS:
+        for m in pattern.finditer(code):
+            if rule == "build-cuda-name" and not _cuda_name(code, m):
+                continue
+            if any(a < m.end() and m.start() < b for a, b in claimed):
+                continue
+            claimed.append((m.start(), m.end()))
+            hits.append((m.start(), rule, m.group()))
+    for start, rule, token in sorted(hits):
+        yield rule, start, token
+
+
+def _cuda_name(code: str, m: re.Match[str]) -> bool:
+    """An upper-case CUDA/NVCC name, or a ``cuda_*`` command call (not a lower-case target name)."""
+    if CUDA_WORD.search(m.group()):
+        return True
+    return m.group().lower().startswith("cuda_") and code[m.end():m.end() + 64].lstrip(" \t").startswith("(")
+
+
+def code_only(text: str, kind: str) -> str:
+    """``text`` with its comments blanked out (newlines kept), so offsets still match.
+
+    CMake: ``#`` outside a quoted argument starts a line comment, ``#[[``/``#[=[``
+    a bracket comment. make: an unescaped ``#`` starts a comment to the line end.
+    """
+    out = list(text)
+    i, n = 0, len(text)
+    quoted = False
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == '"' and kind == CMAKE:
+            quoted = not quoted
+        elif c == "[" and kind == CMAKE and not quoted and _BRACKET.match(text, i):
+            i = _blank(out, i, _bracket_end(text, i))
+            continue
+        elif c == "#" and not quoted:
+            i = _blank(out, i, _comment_end(text, i, kind))
+            continue
+        i += 1
+    if kind == CMAKE:
+        for m in _MESSAGE.finditer(text):
+            _blank(out, m.end(), _close_paren(text, m.end()))
+    return "".join(out)
+
+
+def _blank(out: list[str], start: int, end: int) -> int:
+    for j in range(start, end):
+        if out[j] not in "\r\n":
+            out[j] = " "
+    return end
+
+
+def _bracket_end(text: str, start: int) -> int:
+    m = _BRACKET.match(text, start)
+    assert m is not None
+    close = text.find(f"]{m.group(1)}]", m.end())
+    return len(text) if close < 0 else close + len(m.group(1)) + 2
+
+
+def _close_paren(text: str, start: int) -> int:
+    """The offset of the ``)`` closing a command whose arguments start at ``start``."""
+    depth, quoted, i = 1, False, start
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 1
+        elif c == '"':
+            quoted = not quoted
+        elif not quoted and c in "()":
+            depth += 1 if c == "(" else -1
+            if depth == 0:
+                return i
+        i += 1
+    return len(text)
+
+
+def _comment_end(text: str, start: int, kind: str) -> int:
+    if kind == CMAKE and _BRACKET.match(text, start + 1):
+        return _bracket_end(text, start + 1)
+    end = text.find("\n", start)
+    return len(text) if end < 0 else end
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings, split at ``\\n`` only (as line numbers count them)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def suppressions(text: str) -> dict[int, set[str]]:
+    """Line → rule ids silenced by ``# buildport: ignore[...]`` markers on that line (``*``: all)."""
+    silenced: dict[int, set[str]] = {}
+    for number, line in enumerate(_lines(text), start=1):
+        for marker in _MARKER.finditer(line):
+            rules = silenced.setdefault(number, set())
+            if marker.group(1) is None:
+                rules.add(_ALL)
+            else:
+                rules.update(part.strip() for part in marker.group(1).split(",") if part.strip())
+    return silenced
+
+
+def _silenced(silenced: dict[int, set[str]], finding: Finding) -> bool:
+    for line in (finding.line, finding.line - 1):
+        rules = silenced.get(line)
+        if rules and (_ALL in rules or finding.rule in rules):
+            return True
+    return False
+
+
+def describe(rule: str) -> tuple[str, Severity, str]:
+    """(title, default severity, rationale) of any rule id an audit reports."""
+    if rule in build_rules.BY_ID:
+        b = build_rules.BY_ID[rule]
+        return b.title, b.severity, b.rationale
+    if rule in source_rules.BY_ID:
+        s = source_rules.BY_ID[rule]
+        return s.title, s.severity, s.rationale
+    return rule, Severity.WARNING, ""

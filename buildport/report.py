@@ -1,0 +1,198 @@
+"""Rendering an :class:`~buildport.audit.AuditReport`: text for people, JSON and SARIF for tools.
+
+The JSON form is described by ``buildport/schemas/audit-v1.json`` (its
+``version`` field is :data:`JSON_VERSION`); the SARIF form is SARIF 2.1.0 as
+GitHub code scanning reads it. Paths in SARIF are relative to the working
+directory (``%SRCROOT%``) when they lie below it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import click
+
+from buildport import __version__
+from buildport.audit import AuditReport, FileAudit, describe
+from buildport.findings import Finding, Severity
+from buildport.rules import source_rules
+
+JSON_VERSION = 1
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_COLORS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def short_message(finding: Finding) -> str:
+    """The first, specific part of a message: source findings end with their rule's long rationale."""
+    rule = source_rules.BY_ID.get(finding.rule)
+    if rule is not None and finding.message.endswith(f". {rule.rationale}"):
+        return finding.message[: -len(rule.rationale) - 2]
+    return finding.message
+
+
+def share(fixable: int, total: int) -> int:
+    """Whole percent of findings a tool can migrate (0 when there are none)."""
+    return round(100 * fixable / total) if total else 0
+
+
+def render_text(report: AuditReport, color: bool = False) -> str:
+    """Findings grouped by file, then the summary; ``color`` adds ANSI styles."""
+
+    def style(text: str, **kw: Any) -> str:
+        return click.style(text, **kw) if color else text
+
+    out: list[str] = []
+    for audited in report.files:
+        if not audited.findings:
+            continue
+        out.append(style(audited.path, bold=True) + f"  ({audited.kind}: {_counts(audited)})")
+        for f in audited.findings:
+            where = f"{f.line}:{f.col}".ljust(8)
+            level = style(str(f.severity).ljust(7), fg=_COLORS[f.severity])
+            out.append(f"  {where} {level} {f.rule}: {short_message(f)}")
+            if f.fixable and f.replacement:
+                for i, line in enumerate(f.replacement.splitlines() or [""]):
+                    out.append(" " * 19 + style(("fix: " if i == 0 else "     ") + line, fg="green"))
+        out.append("")
+    out.extend(_summary(report, style))
+    return "\n".join(out) + "\n"
+
+
+def _counts(audited: FileAudit) -> str:
+    n = len(audited.findings)
+    return f"{n} finding{'s' if n != 1 else ''}, {audited.fixable} auto-fixable"
+
+
+def _summary(report: AuditReport, style: Any) -> list[str]:
+    findings = report.findings
+    fixable = sum(1 for f in findings if f.fixable)
+    with_findings = [a for a in report.files if a.findings]
+    lines = [style("Summary", bold=True)]
+    width = max((len(a.path) for a in with_findings), default=0)
+    for a in with_findings:
+        lines.append(f"  {a.path.ljust(width)}  {len(a.findings):5d} findings  {a.fixable:5d} auto-fixable")
+    by_severity = Counter(f.severity for f in findings)
+    levels = ", ".join(f"{by_severity[s]} {s}" for s in sorted(Severity, reverse=True))
+    lines.append(f"  {len(report.files)} files audited, {len(with_findings)} with findings")
+    lines.append(f"  {len(findings)} findings ({levels}), {fixable} auto-fixable")
+    lines.append(f"  a tool can migrate an estimated {share(fixable, len(findings))}% "
+                 f"({fixable} of {len(findings)} findings)")
+    for error in report.errors:
+        lines.append(style(f"  {error}", fg="red"))
+    return lines
+
+
+def to_json(report: AuditReport) -> dict[str, Any]:
+    """The report as the data of ``audit-v1.json``."""
+    findings = report.findings
+    fixable = sum(1 for f in findings if f.fixable)
+    scoped = {f for a in report.files for f in a.line_scoped}
+    kinds = {a.path: a.kind for a in report.files}
+    return {
+        "format": "buildport-audit",
+        "version": JSON_VERSION,
+        "tool": {"name": "buildport", "version": __version__},
+        "files": [
+            {"path": a.path, "kind": a.kind, "findings": len(a.findings), "fixable": a.fixable} for a in report.files
+        ],
+        "findings": [
+            {
+                "path": f.path, "kind": kinds[f.path], "line": f.line, "column": f.col, "rule": f.rule,
+                "severity": str(f.severity), "message": f.message, "suggestion": f.suggestion,
+                "fixable": f.fixable, "replacement": f.replacement if f.fixable else None,
+                "replacement_scope": ("line" if f in scoped else "span") if f.fixable else None,
+            }
+            for f in findings
+        ],
+        "rules": [_rule_json(rule) for rule in sorted({f.rule for f in findings})],
+        "summary": {
+            "files": len(report.files),
+            "files_with_findings": sum(1 for a in report.files if a.findings),
+            "findings": len(findings),
+            "fixable": fixable,
+            "migratable_percent": share(fixable, len(findings)),
+            "by_severity": {str(s): sum(1 for f in findings if f.severity == s) for s in Severity},
+            "by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
+        },
+        "errors": list(report.errors),
+    }
+
+
+def _rule_json(rule: str) -> dict[str, str]:
+    title, severity, rationale = describe(rule)
+    return {"id": rule, "title": title, "severity": str(severity), "rationale": rationale}
+
+
+def render_json(report: AuditReport) -> str:
+    return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
+    """The report as one SARIF 2.1.0 run; ``root`` (default: the working directory) is ``%SRCROOT%``."""
+    base = (root or Path.cwd()).resolve()
+    findings = report.findings
+    rule_ids = sorted({f.rule for f in findings})
+    index = {rule: i for i, rule in enumerate(rule_ids)}
+    run: dict[str, Any] = {
+        "tool": {"driver": {
+            "name": "buildport", "version": __version__, "semanticVersion": __version__,
+            "rules": [_sarif_rule(rule) for rule in rule_ids],
+        }},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [{
+            "executionSuccessful": not report.errors,
+            "toolExecutionNotifications": [
+                {"level": "error", "message": {"text": error}} for error in report.errors
+            ],
+        }],
+        "results": [_sarif_result(f, index[f.rule], base) for f in findings],
+    }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _sarif_rule(rule: str) -> dict[str, Any]:
+    title, severity, rationale = describe(rule)
+    return {
+        "id": rule,
+        "name": "".join(part.capitalize() for part in rule.split("-")),
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": rationale or title},
+        "help": {"text": rationale or title},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[severity]},
+        "properties": {"tags": ["cuda", "portability"]},
+    }
+
+
+def _sarif_result(f: Finding, rule_index: int, base: Path) -> dict[str, Any]:
+    text = f.message + (f" ({f.suggestion})" if f.suggestion else "")
+    if f.fixable and f.replacement:
+        text += f" Auto-fixable: buildport writes `{f.replacement}`."
+    return {
+        "ruleId": f.rule,
+        "ruleIndex": rule_index,
+        "level": _SARIF_LEVEL[f.severity],
+        "message": {"text": text},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": _artifact(f.path, base),
+            "region": {"startLine": f.line, "startColumn": f.col},
+        }}],
+        "properties": {"fixable": f.fixable},
+    }
+
+
+def _artifact(path: str, base: Path) -> dict[str, str]:
+    absolute = Path(path).resolve()
+    try:
+        return {"uri": quote(absolute.relative_to(base).as_posix()), "uriBaseId": "%SRCROOT%"}
+    except ValueError:
+        return {"uri": absolute.as_uri()}
+
+
+def render_sarif(report: AuditReport, root: Path | None = None) -> str:
+    return json.dumps(to_sarif(report, root), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,175 @@
+"""What ``buildport audit`` reports in build files: the rule catalogue, as data.
+
+Most build rules are the rule ids the CMake and make engines already use for
+their findings (:mod:`buildport.passes`): a fixable finding is a rewrite
+``buildport cmake``/``buildport make`` performs, the others need a human. The
+``build-*`` rules are the audit's own: CUDA text (``nvcc``, install paths,
+``sm_XX``, CUDA libraries, CUDA-named variables) on a line no engine finding
+covers, found by the patterns in :data:`RESIDUE_PATTERNS`. They are fixable
+when the rewrite changes that text anyway, and need a human when it survives.
+
+Each rule's ``severity`` is its default (SARIF ``defaultConfiguration``); a single
+finding may carry another one (a surviving ``build-*`` text is a warning, the same
+text rewritten is info). Facts come from the engines' tables under
+:mod:`buildport.rules` and the CMake, nvcc and HIP documentation, as noted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from buildport.findings import Severity
+from buildport.rules.libraries import BY_LINK_NAME
+from buildport.rules.make import ROOT_VARIABLES
+from buildport.rules.paths import CUDA_ENV_VARS, CUDA_ROOT_LITERAL
+
+ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRule:
+    """One kind of CUDA dependency in a build file.
+
+    ``kind`` says where it is reported: ``cmake``, ``make`` or ``build`` (both).
+    ``fixable`` is ``yes`` (every finding is a rewrite), ``no`` (never) or
+    ``varies``. ``source`` is a short note of where the fact comes from.
+    """
+
+    id: str
+    title: str
+    severity: Severity
+    kind: str
+    fixable: str
+    rationale: str
+    source: str
+
+
+RULES: tuple[BuildRule, ...] = (
+    # --- CMake engine ------------------------------------------------------------------------
+    BuildRule("cmake-language", "CUDA language enabled", INFO, "cmake", "yes",
+              "`project(... CUDA)` and `enable_language(CUDA)` make CMake look for nvcc; the port enables HIP "
+              "(and CXX) instead.", "CMake HIP language, CMake >= 3.21"),
+    BuildRule("cmake-minimum-version", "CMake minimum below 3.21", INFO, "cmake", "yes",
+              "The HIP language exists from CMake 3.21 on; an older minimum is raised.", "CMake 3.21 release notes"),
+    BuildRule("cmake-find-package", "CUDA package lookup", INFO, "cmake", "yes",
+              "`find_package(CUDAToolkit)`/`find_package(CUDA)` and CUDA library packages are replaced by "
+              "`find_package(hip)` and the ROCm library packages.", "ROCm <pkg>-config.cmake files"),
+    BuildRule("cmake-legacy-command", "FindCUDA command", INFO, "cmake", "yes",
+              "`cuda_add_executable`, `cuda_add_library` and friends come from the deprecated FindCUDA module; "
+              "they become the plain CMake commands.", "CMake FindCUDA documentation"),
+    BuildRule("cmake-manual-command", "FindCUDA command without HIP form", WARNING, "cmake", "no",
+              "Some FindCUDA helpers (`cuda_compile_ptx`, `cuda_wrap_srcs`, ...) have no HIP counterpart and must "
+              "be rewritten by hand.", "CMake FindCUDA documentation"),
+    BuildRule("cmake-cu-language", ".cu sources compiled as HIP", INFO, "cmake", "yes",
+              "CMake compiles `.cu` files as CUDA; the port marks them `LANGUAGE HIP`.",
+              "CMake source file property LANGUAGE"),
+    BuildRule("cmake-cuda-glob", "Glob mixing .cu and other sources", WARNING, "cmake", "no",
+              "A `file(GLOB)` that collects `.cu` files together with others cannot be marked HIP as a whole.",
+              "CMake file(GLOB)"),
+    BuildRule("cmake-library", "CUDA library linked", INFO, "cmake", "yes",
+              "`CUDA::*` targets and FindCUDA library variables map to ROCm targets (or to nothing for the CUDA "
+              "runtime on HIP targets).", "buildport.rules.libraries"),
+    BuildRule("cmake-library-unported", "CUDA library without ROCm counterpart", WARNING, "cmake", "no",
+              "The library has no ROCm equivalent buildport can link (cuDNN → MIOpen, NPP, nvJPEG, ...); the code "
+              "that uses it needs porting.", "buildport.rules.libraries"),
+    BuildRule("cmake-property", "CUDA target property", INFO, "cmake", "yes",
+              "`CUDA_STANDARD`, `CUDA_ARCHITECTURES`, `CUDA_SEPARABLE_COMPILATION` and other CUDA properties map "
+              "to HIP properties or flags, or are dropped.", "CMake target properties"),
+    BuildRule("cmake-architectures", "CUDA architecture list", INFO, "cmake", "yes",
+              "`CMAKE_CUDA_ARCHITECTURES` names NVIDIA GPUs; the port writes an overridable "
+              "`CMAKE_HIP_ARCHITECTURES` cache list of AMD targets.", "CMake CMAKE_HIP_ARCHITECTURES"),
+    BuildRule("cmake-arch-flag", "NVIDIA architecture in flags", INFO, "cmake", "yes",
+              "`-arch=sm_XX`/`-gencode` in compile flags are dropped; `CMAKE_HIP_ARCHITECTURES` chooses the AMD "
+              "targets.", "nvcc documentation, GPU code generation options"),
+    BuildRule("cmake-nvcc-flag", "nvcc flag", INFO, "cmake", "yes",
+              "nvcc-only flags (`--use_fast_math`, `-Xcompiler`, `-rdc`, `--expt-*`, ...) become clang flags or "
+              "are removed.", "buildport.rules.flags"),
+    BuildRule("cmake-name", "CUDA name, path or generator expression", INFO, "cmake", "yes",
+              "`CMAKE_CUDA_*` variables, `$<COMPILE_LANGUAGE:CUDA>`, `$ENV{CUDA_HOME}`, `/usr/local/cuda` and "
+              "similar become their HIP/ROCm forms.", "buildport.rules.cmake"),
+    BuildRule("cmake-cuda-variable", "CUDA variable without HIP form", WARNING, "cmake", "no",
+              "A CUDA variable (for example `CUDA_VERSION`) whose value has no ROCm equivalent; its uses need a "
+              "decision.", "buildport.rules.cmake"),
+    BuildRule("cmake-legacy-variable", "nvcc-only switch variable", INFO, "cmake", "yes",
+              "Variables that only steer nvcc (`CUDA_PROPAGATE_HOST_FLAGS`, ...) are removed.",
+              "CMake FindCUDA documentation"),
+    BuildRule("cmake-rdc", "Directory-wide separable compilation", INFO, "cmake", "yes",
+              "`CMAKE_CUDA_SEPARABLE_COMPILATION ON` becomes `-fgpu-rdc` for every HIP source and link.",
+              "HIP programming guide, relocatable device code"),
+    BuildRule("cmake-compiler", "CUDA compiler set in the project", WARNING, "cmake", "no",
+              "A hard-coded `CMAKE_CUDA_COMPILER` is removed by the rewrite, but the HIP compiler must then be "
+              "chosen when configuring (`-DCMAKE_HIP_COMPILER`).",
+              "CMake CMAKE_<LANG>_COMPILER"),
+    BuildRule("cmake-hip-present", "HIP support already present", WARNING, "cmake", "no",
+              "The file already enables HIP or picks its GPU language through a variable; buildport leaves it "
+              "as it is and its CUDA branch needs review.", "buildport engine"),
+    # --- make engine -------------------------------------------------------------------------
+    BuildRule("make-compiler", "nvcc as the compiler", INFO, "make", "yes",
+              "Recipes and compiler variables that run nvcc run `$(HIPCC)` instead.", "buildport.rules.make"),
+    BuildRule("make-path", "CUDA install root variable", INFO, "make", "yes",
+              "`CUDA_PATH`, `CUDA_HOME` and similar roots become `ROCM_PATH ?= /opt/rocm`.",
+              "ROCm installation layout"),
+    BuildRule("make-arch", "NVIDIA architecture list", INFO, "make", "yes",
+              "`SMS`-style architecture lists and per-architecture `-gencode` loops become AMD targets and "
+              "`--offload-arch` flags.", "nvcc documentation, GPU code generation options"),
+    BuildRule("make-nvcc-flag", "nvcc flags", INFO, "make", "yes",
+              "nvcc-only flags in a flag variable or recipe become hipcc flags or are removed.",
+              "buildport.rules.flags"),
+    BuildRule("make-library", "CUDA library linked", INFO, "make", "yes",
+              "`-lcudart`, `-lcublas`, ... become the ROCm libraries; hipcc links the HIP runtime itself.",
+              "buildport.rules.libraries"),
+    BuildRule("make-library-unported", "CUDA library without ROCm counterpart", WARNING, "make", "no",
+              "The library has no ROCm equivalent buildport can link; the code that uses it needs porting.",
+              "buildport.rules.libraries"),
+    BuildRule("make-platform", "NVIDIA platform detection", WARNING, "make", "no",
+              "`TARGET_ARCH`/`TARGET_OS` detection and `findcudalib.mk` serve NVIDIA's platforms (Tegra, "
+              "ppc64le, sbsa); they are kept and need review.", "CUDA samples build system"),
+    BuildRule("make-c-source", ".c file compiled by nvcc", WARNING, "make", "no",
+              "nvcc compiles `.c` files as C; hipcc would compile them as HIP/C++.", "hipcc documentation"),
+    # --- nvcc flag translation (both engines) -------------------------------------------------
+    BuildRule("nvcc-flag", "nvcc flag value not translated", WARNING, "build", "no",
+              "An nvcc flag whose value buildport does not know is left as it is; hipcc will reject or "
+              "misread it.", "buildport.rules.flags"),
+    BuildRule("nvcc-phase", "nvcc compilation phase flag", WARNING, "build", "no",
+              "nvcc phase options (`-ptx`, `-cubin`, `-fatbin`, ...) produce NVIDIA-only artefacts.",
+              "nvcc documentation, compilation phases"),
+    # --- the audit's own: CUDA text no engine finding covers --------------------------------------
+    BuildRule("build-nvcc", "nvcc named", WARNING, "build", "varies",
+              "A build file names the nvcc executable on a line the rewrite does not report.",
+              "nvcc documentation"),
+    BuildRule("build-cuda-path", "CUDA install path", WARNING, "build", "varies",
+              "`/usr/local/cuda`, `CUDA_PATH`, `CUDA_HOME` or another CUDA root; a ROCm build finds nothing "
+              "there.", "buildport.rules.paths"),
+    BuildRule("build-cuda-arch", "NVIDIA architecture name", WARNING, "build", "varies",
+              "`sm_XX`/`compute_XX` name NVIDIA GPUs; AMD targets are `gfx` names.",
+              "nvcc documentation, GPU code generation options"),
+    BuildRule("build-cuda-library", "CUDA library named", WARNING, "build", "varies",
+              "A CUDA library (`-lcudart`, `libcublas.so`, `CUDA::cufft`, ...) named where the rewrite does not "
+              "map it.", "buildport.rules.libraries"),
+    BuildRule("build-cuda-name", "CUDA-named variable or option", INFO, "build", "varies",
+              "A name containing CUDA (`USE_CUDA`, `CUDA_FOUND`, `CUDAToolkit_ROOT`); the logic behind it may "
+              "select the CUDA build.", "buildport audit"),
+)
+
+BY_ID: Mapping[str, BuildRule] = MappingProxyType({rule.id: rule for rule in RULES})
+
+_LIBRARY_NAMES = "|".join(sorted((re.escape(n) for n in BY_LINK_NAME), key=len, reverse=True))
+_ROOT_NAMES = "|".join(sorted(set(CUDA_ENV_VARS) | set(ROOT_VARIABLES), key=len, reverse=True))
+
+#: (rule id, pattern) for CUDA text in build-file code, tried in this order; a
+#: stretch of text belongs to the first pattern that matches it.
+RESIDUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("build-cuda-path", CUDA_ROOT_LITERAL),
+    ("build-cuda-path", re.compile(rf"(?<![\w])(?:{_ROOT_NAMES})(?![\w])")),
+    ("build-nvcc", re.compile(r"(?<![\w.-])nvcc(?![\w.-])")),
+    ("build-cuda-arch", re.compile(r"(?<![\w])(?:sm|compute|lto)_\d{2,3}[a-z]?(?![\w])")),
+    ("build-cuda-library", re.compile(rf"(?<![\w])(?:-l|lib)(?:{_LIBRARY_NAMES})(?![\w-])|CUDA::\w+")),
+    ("build-cuda-name", re.compile(r"[A-Za-z_]\w*")),  # kept only when the word says CUDA or NVCC
+)
+
+#: Words the last pattern keeps: they name CUDA in capitals (``USE_CUDA``, ``CUDA_FOUND``,
+#: ``CUDAToolkit_ROOT``); lower-case ``cuda_*`` words count only as command calls.
+CUDA_WORD = re.compile(r"CUDA")
