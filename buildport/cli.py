@@ -160,3 +160,45 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
     for f in findings:
         if verbose or f.severity >= Severity.WARNING:
             click.echo(f.format(), err=True)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]), default="text",
+              show_default=True, help="text for people; json (schema buildport/schemas/audit-v1.json); sarif 2.1.0.")
+@click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default="warning", show_default=True,
+              help="Exit 1 when a finding of this severity or a higher one remains.")
+@click.option("--select", default="", metavar="RULES", help="Report only these rule ids or id prefixes (comma list).")
+@click.option("--ignore", default="", metavar="RULES", help="Do not report these rule ids or id prefixes (comma list).")
+@click.option("--color/--no-color", default=None, help="Colour the text output (default: when stdout is a terminal).")
+def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str, ignore: str,
+          color: bool | None) -> None:
+    """List every CUDA dependency in build files and sources; writes nothing.
+
+    PATHS are directories (walked; hidden directories and build trees skipped)
+    or files (CMake, Makefiles, *.mk, .cu/.cuh and C/C++ sources; other files
+    are skipped, so a pre-commit hook can pass every staged file).
+
+    Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it;
+    2 usage error or an input that could not be read or parsed.
+    """
+    from buildport.audit import RuleFilter, UsageError, audit as run_audit
+    from buildport.report import render_json, render_sarif, render_text
+
+    try:
+        rules = RuleFilter.parse(select, ignore)
+    except UsageError as exc:
+        raise click.UsageError(str(exc)) from None
+    report = run_audit(paths, rules)
+    if output_format == "json":
+        click.echo(render_json(report), nl=False)
+    elif output_format == "sarif":
+        click.echo(render_sarif(report), nl=False)
+    else:
+        use_color = sys.stdout.isatty() if color is None else color
+        click.echo(render_text(report, use_color), nl=False, color=use_color)
+    for error in report.errors:
+        click.echo(error, err=True)
+    if report.errors:
+        sys.exit(EXIT_ERROR)
+    sys.exit(1 if report.at_or_above(Severity[fail_on.upper()]) else EXIT_OK)
