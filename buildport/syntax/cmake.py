@@ -17,11 +17,13 @@ by construction; the test suite checks that they build identical trees.
 from __future__ import annotations
 
 import gc
+import itertools
 import re
+import sys
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Iterator, Union
+from typing import Callable, Iterator, TypeVar, Union
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -88,15 +90,57 @@ class ParenGroup:
 Item = Union[Leaf, ParenGroup]
 
 
-@dataclass(slots=True, eq=True)
 class Command:
-    """One command invocation: ``name`` [space] ``(`` items ``)``."""
+    """One command invocation: ``name`` [space] ``(`` items ``)``.
 
-    name: Leaf
-    space: Leaf | None
-    lpar: Leaf
-    items: list[Item]
-    rpar: Leaf
+    The fast parser creates commands *lazily*: it has already checked the whole
+    invocation against the grammar and knows its span, and it scans the leaves
+    the first time one of ``name``, ``space``, ``lpar``, ``items`` or ``rpar`` is
+    read. ``start``, ``end`` and ``str()`` need no leaves.
+    """
+
+    __slots__ = ("_parts", "_text", "_start", "_end")
+
+    def __init__(self, name: Leaf, space: Leaf | None, lpar: Leaf, items: list[Item], rpar: Leaf) -> None:
+        self._parts: tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf] | None = (name, space, lpar, items, rpar)
+        self._text = ""
+        self._start = name.start
+        self._end = rpar.start + 1
+
+    @classmethod
+    def lazy(cls, text: str, start: int, end: int) -> "Command":
+        """A command known to span ``text[start:end]``; its leaves are scanned on first use."""
+        command = cls.__new__(cls)
+        command._parts = None
+        command._text = text
+        command._start = start
+        command._end = end
+        return command
+
+    def _load(self) -> tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf]:
+        if self._parts is None:
+            self._parts = _without_gc(_scan_command, self._text, self._start, self._end)
+        return self._parts
+
+    @property
+    def name(self) -> Leaf:
+        return (self._parts or self._load())[0]
+
+    @property
+    def space(self) -> Leaf | None:
+        return (self._parts or self._load())[1]
+
+    @property
+    def lpar(self) -> Leaf:
+        return (self._parts or self._load())[2]
+
+    @property
+    def items(self) -> list[Item]:
+        return (self._parts or self._load())[3]
+
+    @property
+    def rpar(self) -> Leaf:
+        return (self._parts or self._load())[4]
 
     @property
     def identifier(self) -> str:
@@ -105,39 +149,92 @@ class Command:
 
     @property
     def start(self) -> int:
-        return self.name.start
+        return self._start
 
     @property
     def end(self) -> int:
-        return self.rpar.end
+        return self._end
 
     def iter_leaves(self) -> Iterator[Leaf]:
-        yield self.name
-        if self.space is not None:
-            yield self.space
-        yield self.lpar
-        for item in self.items:
+        name, space, lpar, items, rpar = self._parts or self._load()
+        yield name
+        if space is not None:
+            yield space
+        yield lpar
+        for item in items:
             if isinstance(item, Leaf):
                 yield item
             else:
                 yield from item.iter_leaves()
-        yield self.rpar
+        yield rpar
 
     def arguments(self) -> list[Leaf]:
         """The argument leaves in order, nested parentheses flattened away."""
         return [t for t in self.iter_leaves() if t.type in ARGUMENTS]
 
+    def __str__(self) -> str:
+        if self._parts is None:
+            return self._text[self._start : self._end]
+        return "".join(leaf.value for leaf in self.iter_leaves())
 
-@dataclass(slots=True)
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Command):
+            return NotImplemented
+        return (self._parts or self._load()) == (other._parts or other._load())
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it replaces
+
+    def __repr__(self) -> str:
+        name, space, lpar, items, rpar = self._parts or self._load()
+        return f"Command(name={name!r}, space={space!r}, lpar={lpar!r}, items={items!r}, rpar={rpar!r})"
+
+
 class CMakeFile:
-    """A parsed CMake file: top-level leaves and commands, in order."""
+    """A parsed CMake file: top-level leaves and commands, in order.
 
-    items: list[Union[Leaf, Command]]
-    text: str
-    _line_starts: list[int] = field(default_factory=list, repr=False, compare=False)
+    From the fast parser, ``items`` is built on first use from the command
+    spans the parser recorded; printing does not need it.
+    """
+
+    __slots__ = ("_items", "text", "_line_starts", "_spans")
+
+    def __init__(self, items: list[Union[Leaf, Command]], text: str) -> None:
+        self._items: list[Union[Leaf, Command]] | None = items
+        self.text = text
+        self._line_starts: list[int] = []
+        self._spans: list[int] = []
+
+    @classmethod
+    def lazy(cls, text: str, spans: list[int]) -> "CMakeFile":
+        """A file cut at ``spans``: ``0``, the end of a BOM, then each command's start and end, ``len(text)``."""
+        tree = cls.__new__(cls)
+        tree._items = None
+        tree.text = text
+        tree._line_starts = []
+        tree._spans = spans
+        return tree
+
+    @property
+    def items(self) -> list[Union[Leaf, Command]]:
+        if self._items is None:
+            self._items = _without_gc(_build_items, self.text, self._spans)
+        return self._items
 
     def __str__(self) -> str:
-        return "".join(leaf.value for leaf in self.iter_leaves())
+        if self._items is None:  # the pieces between the recorded boundaries, in order
+            text, cuts = self.text, self._spans
+            return "".join([text[cuts[i] : cuts[i + 1]] for i in range(len(cuts) - 1)])
+        return "".join([str(item) for item in self._items])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CMakeFile):
+            return NotImplemented
+        return self.text == other.text and self.items == other.items
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"CMakeFile(items={self.items!r}, text={self.text!r})"
 
     def iter_leaves(self) -> Iterator[Leaf]:
         for item in self.items:
@@ -155,6 +252,21 @@ class CMakeFile:
             self._line_starts = line_starts(self.text)
         index = bisect_right(self._line_starts, offset) - 1
         return index + 1, offset - self._line_starts[index] + 1
+
+
+_T = TypeVar("_T")
+
+
+def _without_gc(build: Callable[..., _T], *args: object) -> _T:
+    """Run ``build`` with the collector off: it only allocates, and collections while
+    a large tree grows make the cost quadratic."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return build(*args)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def line_starts(text: str) -> list[int]:
@@ -228,17 +340,61 @@ _IN_ARGUMENTS = (
     "BRACKET_COMMENT", "BRACKET_ARG", "LINE_COMMENT", "QUOTED_ARG", "UNQUOTED_ARG",
     "SPACE", "NEWLINE", "LPAR", "RPAR",
 )
+#: The same terminals, most frequent first. Every terminal allowed inside the
+#: arguments begins with a character (or, for '#' and '[', two) that no other
+#: one can begin with, so at most one alternative can match at any offset and
+#: their order changes speed only, never the result.
+_ARGUMENT_ORDER = ("SPACE", "UNQUOTED_ARG", "NEWLINE", "QUOTED_ARG", "LINE_COMMENT", "BRACKET_ARG", "BRACKET_COMMENT")
+_TRIVIA_ORDER = ("SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT")
+#: Parentheses nested deeper than this inside one command fall back to the token scanner.
+_NESTING = 3
+_GROUP_NAME = re.compile(r"\(\?P([<=])([A-Za-z_]\w*)")
+
+
+@lru_cache(maxsize=1)
+def _terminals() -> dict[str, str]:
+    return {t.name: t.pattern.to_regexp() for t in _lark().terminals}
 
 
 @lru_cache(maxsize=1)
 def _scanners() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Two alternations of the grammar's terminals, one per lexer context."""
-    patterns = {t.name: t.pattern.to_regexp() for t in _lark().terminals}
+    patterns = _terminals()
 
     def alternation(names: tuple[str, ...]) -> re.Pattern[str]:
         return re.compile("|".join(f"(?P<{name}>{patterns[name]})" for name in names))
 
     return alternation(_TOP_LEVEL), alternation(_IN_ARGUMENTS)
+
+
+@lru_cache(maxsize=1)
+def _recognizers() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+    """Whole commands (with the trivia before them), and trailing trivia, as single regexes.
+
+    Built from the grammar's terminal regexes: ``command: IDENT SPACE? LPAR
+    _arg_item* RPAR`` with ``paren_group`` unrolled ``_NESTING`` deep. Each token is
+    an atomic group and each repetition possessive, so the regex can neither
+    backtrack into a shorter token nor split one differently from the lexer: it
+    accepts exactly what the lexer-plus-parser accepts, up to that depth.
+    Atomic groups need Python 3.11; older versions use the token scanner only.
+    """
+    if sys.version_info < (3, 11):
+        return None
+    patterns = _terminals()
+    copies = itertools.count()
+
+    def one_of(names: tuple[str, ...]) -> str:
+        # Group names must be unique in a regex: give each copy its own suffix.
+        k = next(copies)
+        renamed = (_GROUP_NAME.sub(lambda m: f"(?P{m[1]}{m[2]}_{k}", patterns[n]) for n in names)
+        return "(?>" + "|".join(renamed) + ")"
+
+    group = r"\((?:" + one_of(_ARGUMENT_ORDER) + r")*+\)"
+    for _ in range(_NESTING - 1):
+        group = r"\((?:" + one_of(_ARGUMENT_ORDER) + "|" + group + r")*+\)"
+    command = f"(?>{patterns['IDENT']})(?:{patterns['SPACE']})?{group}"
+    trivia = "(?:" + one_of(_TRIVIA_ORDER) + ")*+"
+    return re.compile(f"({trivia}){command}"), re.compile(trivia)
 
 
 class _Rejected(Exception):
@@ -250,6 +406,9 @@ def parse_cmake(text: str, path: str = "<input>") -> CMakeFile:
     enabled = gc.isenabled()
     gc.disable()
     try:
+        cuts = _recognize(text)
+        if cuts is not None:
+            return CMakeFile.lazy(text, cuts)
         return CMakeFile(_scan(text), text)
     except _Rejected:
         pass
@@ -257,6 +416,81 @@ def parse_cmake(text: str, path: str = "<input>") -> CMakeFile:
         if enabled:
             gc.enable()
     return parse_cmake_lark(text, path)  # raises the positioned error
+
+
+def _recognize(text: str) -> list[int] | None:
+    """Check ``text`` command by command; the cut points of :meth:`CMakeFile.lazy`, or None.
+
+    None means "use the token scanner": an older Python, parentheses nested
+    deeper than the recognizer unrolls, or input that is not CMake at all.
+    """
+    recognizers = _recognizers()
+    if recognizers is None:
+        return None
+    command, trivia = recognizers
+    pos = 1 if text.startswith("\ufeff") else 0
+    cuts = [0, pos]
+    append = cuts.append
+    for m in command.finditer(text, pos):
+        if m.start() != pos:
+            return None
+        append(m.end(1))
+        pos = m.end()
+        append(pos)
+    if trivia.fullmatch(text, pos) is None:
+        return None
+    if cuts[-1] != len(text):
+        append(len(text))
+    return cuts
+
+
+def _build_items(text: str, cuts: list[int]) -> list[Union[Leaf, Command]]:
+    """The top-level items of a recognized file: trivia leaves and lazy commands."""
+    top, _ = _scanners()
+    items: list[Union[Leaf, Command]] = []
+    append = items.append
+    if cuts[1]:
+        append(Leaf("BOM", "\ufeff", 0))
+    for i in range(1, len(cuts) - 1):
+        start, end = cuts[i], cuts[i + 1]
+        if i % 2 == 0:
+            append(Command.lazy(text, start, end))
+        else:  # trivia only, already checked
+            for m in top.finditer(text, start, end):
+                append(Leaf(m.lastgroup, m.group(), m.start()))  # type: ignore[arg-type]
+    return items
+
+
+def _scan_command(text: str, start: int, end: int) -> tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf]:
+    """The leaves of a command that the recognizer found at ``text[start:end]``."""
+    top, inner = _scanners()
+    m = top.match(text, start)
+    assert m is not None and m.lastgroup == "IDENT"
+    name = Leaf("IDENT", m.group(), start)
+    pos = m.end()
+    space = None
+    if text[pos] != "(":
+        space = Leaf("SPACE", text[pos : text.index("(", pos)], pos)
+        pos += len(space.value)
+    stack: list[tuple[Leaf, list[Item]]] = [(Leaf("LPAR", "(", pos), [])]
+    items = stack[0][1]
+    add = items.append
+    # The recognizer accepted this span, so the tokens are contiguous and end with ')'.
+    for m in inner.finditer(text, pos + 1, end):
+        kind = m.lastgroup
+        if kind == "LPAR":
+            stack.append((Leaf("LPAR", "(", m.start()), []))
+            add = stack[-1][1].append
+        elif kind == "RPAR":
+            lpar, inside = stack.pop()
+            rpar = Leaf("RPAR", ")", m.start())
+            if not stack:
+                return name, space, lpar, inside, rpar
+            add = stack[-1][1].append
+            add(ParenGroup(lpar, inside, rpar))
+        else:
+            add(Leaf(kind, m.group(), m.start()))  # type: ignore[arg-type]
+    raise AssertionError("a recognized command ends with ')'")
 
 
 def _scan(text: str) -> list[Union[Leaf, Command]]:
