@@ -48,7 +48,9 @@ class FileAudit:
     """The findings of one audited file.
 
     ``line_scoped`` holds the fixable findings whose ``replacement`` is the
-    rewritten line (or lines): the engine did not name the replacing text itself.
+    rewritten line: the engine did not name the replacing text itself. A fixable
+    finding with an empty replacement outside it either removes its text or (when
+    the engine named nothing and the line could not be paired) has none known.
     """
 
     path: str
@@ -185,13 +187,14 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     audited = FileAudit(path, kind)
     changes = line_changes(result)
     for finding in result.findings:
-        if finding.fixable and not finding.replacement and finding.line in changes:
-            finding = dataclasses.replace(finding, replacement=changes[finding.line])
+        derived = changes.get(finding.line)
+        if finding.fixable and not finding.replacement and derived is not None:
+            finding = dataclasses.replace(finding, replacement=derived)
             audited.line_scoped.add(finding)
         audited.findings.append(finding)
     for finding in residue(text, path, kind, result.findings, changes):
         audited.findings.append(finding)
-        if finding.fixable:
+        if finding.fixable and changes.get(finding.line) is not None:
             audited.line_scoped.add(finding)
     silenced = suppressions(text)
     audited.findings = sorted((f for f in audited.findings if not _silenced(silenced, f)), key=Finding.sort_key)
@@ -199,10 +202,14 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     return audited
 
 
-def line_changes(result: Result) -> dict[int, str]:
-    """Original line number → the text the rewrite puts there ("" when the line goes)."""
+def line_changes(result: Result) -> dict[int, str | None]:
+    """Changed original line number → the text the rewrite puts there ("" when the line goes).
+
+    None: the line changes, but within a block of unequal size no new line is
+    close enough to say which text replaces it.
+    """
     old, new = _lines(result.original), _lines(result.text)
-    changes: dict[int, str] = {}
+    changes: dict[int, str | None] = {}
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "delete":
@@ -212,8 +219,8 @@ def line_changes(result: Result) -> dict[int, str]:
     return changes
 
 
-def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) -> Iterator[tuple[int, str]]:
-    """Each changed old line → the most similar new line after the previous pick ("" if none is close)."""
+def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) -> Iterator[tuple[int, str | None]]:
+    """Each changed old line → the most similar new line after the previous pick (None if none is close)."""
     if i2 - i1 == j2 - j1:
         for k in range(i2 - i1):
             yield i1 + k + 1, new[j1 + k].rstrip("\r\n")
@@ -227,15 +234,10 @@ def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) ->
             picks[i] = j = -best[1]
             j += 1
     for i in range(i1, i2):
-        if i in picks:
-            yield i + 1, new[picks[i]].rstrip("\r\n")
-            continue
-        low = max((picks[k] + 1 for k in picks if k < i), default=j1)  # the new lines no old line claimed
-        high = min((picks[k] for k in picks if k > i), default=j2)
-        yield i + 1, "".join(new[low:high]).rstrip("\r\n")
+        yield i + 1, new[picks[i]].rstrip("\r\n") if i in picks else None
 
 
-def residue(text: str, path: str, kind: str, reported: list[Finding], changes: dict[int, str]) -> list[Finding]:
+def residue(text: str, path: str, kind: str, reported: list[Finding], changes: dict[int, str | None]) -> list[Finding]:
     """CUDA text in the code of a build file that no engine finding covers.
 
     A line with a finding that needs a human is covered whole. Text the rewrite
@@ -253,7 +255,8 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: d
         col = start - starts[line - 1] + 1
         if line in human or (line, col) in at:
             continue
-        survives = line not in changes or token in changes[line]
+        new = changes.get(line, text)
+        survives = line not in changes or (new is not None and token in new)
         if not survives and line in any_line:
             continue
         info = build_rules.BY_ID[rule]
@@ -264,7 +267,7 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: d
         else:
             message = f"{info.title} `{token}`; `buildport {kind}` rewrites this line"
             out.append(Finding(path, line, col, rule, Severity.INFO, message, fixable=True,
-                               replacement=changes[line]))
+                               replacement=new or ""))
     return out
 
 

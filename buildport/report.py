@@ -75,7 +75,7 @@ def _summary(report: AuditReport, style: Any) -> list[str]:
     lines = [style("Summary", bold=True)]
     width = max((len(a.path) for a in with_findings), default=0)
     for a in with_findings:
-        lines.append(f"  {a.path.ljust(width)}  {len(a.findings):5d} findings  {a.fixable:5d} auto-fixable")
+        lines.append(f"  {a.path.ljust(width)}  {_counts(a)}")
     by_severity = Counter(f.severity for f in findings)
     levels = ", ".join(f"{by_severity[s]} {s}" for s in sorted(Severity, reverse=True))
     lines.append(f"  {len(report.files)} files audited, {len(with_findings)} with findings")
@@ -105,7 +105,7 @@ def to_json(report: AuditReport) -> dict[str, Any]:
                 "path": f.path, "kind": kinds[f.path], "line": f.line, "column": f.col, "rule": f.rule,
                 "severity": str(f.severity), "message": f.message, "suggestion": f.suggestion,
                 "fixable": f.fixable, "replacement": f.replacement if f.fixable else None,
-                "replacement_scope": ("line" if f in scoped else "span") if f.fixable else None,
+                "replacement_scope": _scope(f, scoped),
             }
             for f in findings
         ],
@@ -121,6 +121,15 @@ def to_json(report: AuditReport) -> dict[str, Any]:
         },
         "errors": list(report.errors),
     }
+
+
+def _scope(f: Finding, scoped: set[Finding]) -> str | None:
+    """span: replaces the reported text; line: the rewritten line; unknown: a removal or not known."""
+    if not f.fixable:
+        return None
+    if f in scoped:
+        return "line"
+    return "span" if f.replacement else "unknown"
 
 
 def _rule_json(rule: str) -> dict[str, str]:

@@ -1,0 +1,252 @@
+"""``buildport audit``: build rules at exact positions, look-alikes, suppression, filters, exit codes.
+
+Positions are asserted exactly: each positive case names the text (``needle``)
+the finding must point at, and :func:`where` turns it into a 1-based line and column.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildport.audit import CMAKE, MAKE, RuleFilter, UsageError, audit, audit_text, code_only
+from buildport.engine import port_cmake, port_make
+from buildport.findings import Severity
+from buildport.rules.build_rules import BY_ID, RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "fixtures" / "audit" / "mixed"
+
+
+def where(text: str, needle: str, occurrence: int = 1) -> tuple[int, int]:
+    at = -1
+    for _ in range(occurrence):
+        at = text.index(needle, at + 1)
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
+def found(text: str, kind: str, rule: str) -> list[tuple[int, int]]:
+    audited = audit_text(text, "t", kind)
+    assert audited is not None
+    return [(f.line, f.col) for f in audited.findings if f.rule == rule]
+
+
+# (rule, kind, snippet, needle, fixable): the rule must fire at the needle.
+POSITIVE = [
+    ("cmake-language", CMAKE, "project(p LANGUAGES CXX CUDA)\n", "CUDA", True),
+    ("cmake-minimum-version", CMAKE, "cmake_minimum_required(VERSION 3.10)\nproject(p CUDA)\n", "3.10", True),
+    ("cmake-find-package", CMAKE, "find_package(CUDAToolkit REQUIRED)\nadd_library(k k.cu)\n", "find_package", True),
+    ("cmake-legacy-command", CMAKE, "find_package(CUDA)\ncuda_add_executable(a a.cu)\n", "cuda_add_executable", True),
+    ("cmake-manual-command", CMAKE, "cuda_compile_ptx(out k.cu)\n", "cuda_compile_ptx", False),
+    ("cmake-cu-language", CMAKE, "add_executable(a a.cu)\n", "add_executable", True),
+    ("cmake-library", CMAKE, "add_executable(a a.cpp)\ntarget_link_libraries(a CUDA::cublas)\n", "CUDA::cublas",
+     True),
+    ("cmake-library-unported", CMAKE, "target_link_libraries(a CUDA::nppc)\n", "CUDA::nppc", False),
+    ("cmake-property", CMAKE, "set_target_properties(a PROPERTIES CUDA_STANDARD 17)\n", "CUDA_STANDARD", True),
+    ("cmake-architectures", CMAKE, "project(p CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 70 80)\n",
+     "set(CMAKE_CUDA_ARCHITECTURES", True),
+    ("cmake-name", CMAKE, 'set(CMAKE_CUDA_FLAGS "-O2")\n', "CMAKE_CUDA_FLAGS", True),
+    ("cmake-nvcc-flag", CMAKE, 'set(CMAKE_CUDA_FLAGS "--use_fast_math")\n', '"--use_fast_math"', True),
+    ("cmake-cuda-variable", CMAKE, 'message(STATUS "${CUDAToolkit_VERSION}")\n', '"${CUDAToolkit_VERSION}"', False),
+    ("cmake-legacy-variable", CMAKE, "set(CUDA_PROPAGATE_HOST_FLAGS OFF)\n", "set", True),
+    ("cmake-rdc", CMAKE, "set(CMAKE_CUDA_SEPARABLE_COMPILATION ON)\n", "set", True),
+    ("cmake-compiler", CMAKE, "set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)\n", "set", False),
+    ("cmake-hip-present", CMAKE, "project(p CXX)\nenable_language(HIP)\nenable_language(CUDA)\n",
+     "enable_language(HIP)", False),
+    ("cmake-arch-flag", CMAKE, 'set(CMAKE_CUDA_FLAGS "-arch=sm_80")\n', '"-arch=sm_80"', True),
+    ("cmake-cuda-glob", CMAKE, "file(GLOB SRC *.cu *.cpp)\nadd_executable(a ${SRC})\n", "${SRC}", False),
+    ("make-compiler", MAKE, "a: a.cu\n\tnvcc -o a a.cu\n", "nvcc", True),
+    ("make-path", MAKE, "CUDA_PATH ?= /usr/local/cuda\n", "CUDA_PATH", True),
+    ("make-arch", MAKE, "SMS := sm_70 sm_80\n", "sm_70", True),
+    ("make-nvcc-flag", MAKE, "NVCCFLAGS := -O2 --use_fast_math\n", "-O2", True),
+    ("make-library", MAKE, "LIBS := -lcublas\n", "-lcublas", True),
+    ("make-library-unported", MAKE, "LIBS := -lnppc\n", "-lnppc", False),
+    ("make-platform", MAKE, "include ./findcudalib.mk\n", "include", False),
+    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
+    ("nvcc-flag", MAKE, "NVCCFLAGS := -O2 --default-stream bogus\n", "--default-stream", False),
+    ("nvcc-phase", MAKE, "NVCCFLAGS := -ptx\n", "-ptx", False),
+    ("build-nvcc", CMAKE, "execute_process(COMMAND nvcc --version)\n", "nvcc", False),
+    ("build-cuda-path", CMAKE, "enable_language(HIP)\ninclude_directories(SYSTEM /opt/cuda/include)\n", "/opt/cuda",
+     False),
+    ("build-cuda-path", MAKE, "CFLAGS += -I/usr/local/cuda/include\n", "/usr/local/cuda", True),
+    ("build-cuda-arch", CMAKE, "set(MY_ARCH sm_80)\n", "sm_80", False),
+    ("build-cuda-library", CMAKE, "set(EXTRA libcudart.so)\n", "libcudart", False),
+    ("build-cuda-name", CMAKE, "option(USE_CUDA \"gpu\" ON)\n", "USE_CUDA", False),
+    ("build-cuda-name", CMAKE, "cuda_add_cublas_to_target(t)\n", "cuda_add_cublas_to_target", True),
+]
+
+# (rule, kind, snippet): look-alikes that must not produce the rule.
+NOOP = [
+    ("cmake-language", CMAKE, "project(p LANGUAGES CXX)\n"),
+    ("cmake-library", CMAKE, "target_link_libraries(a MyCUDA::thing)\n"),
+    ("build-nvcc", CMAKE, "# nvcc is not used here\nadd_library(a a.cpp)\n"),
+    ("build-nvcc", CMAKE, 'message(STATUS "no nvcc needed")\n'),
+    ("build-nvcc", CMAKE, "set(DOC [=[nvcc docs]=])\n"),
+    ("build-nvcc", CMAKE, "#[[\nnvcc\n]]\nadd_library(a a.cpp)\n"),
+    ("build-nvcc", MAKE, "TOOL := mynvcc-wrapper\n"),
+    ("build-cuda-path", CMAKE, "set(P /usr/local/cudax)\n"),
+    ("build-cuda-arch", CMAKE, "set(X ism_80 sm_8)\n"),
+    ("build-cuda-library", MAKE, "LIBS := -lcudaimage\n"),
+    ("build-cuda-name", CMAKE, "add_library(cuda_utils a.cpp)\n"),
+    ("build-cuda-name", MAKE, "NVCCFLAGS := -O2\n"),
+    ("make-library", MAKE, "LIBS := -lm -lpthread\n"),
+    ("make-compiler", MAKE, "a: a.c\n\tgcc -o a a.c\n"),
+]
+
+
+@pytest.mark.parametrize("rule, kind, text, needle, fixable", POSITIVE, ids=[f"{c[0]}-{i}" for i, c in enumerate(POSITIVE)])
+def test_rule_fires_at_needle(rule: str, kind: str, text: str, needle: str, fixable: bool) -> None:
+    audited = audit_text(text, "t", kind)
+    assert audited is not None
+    hits = [f for f in audited.findings if f.rule == rule and (f.line, f.col) == where(text, needle)]
+    assert hits, [(f.rule, f.line, f.col) for f in audited.findings]
+    assert hits[0].fixable is fixable
+    if fixable:
+        assert hits[0].replacement or BY_ID[rule].id.startswith(("cmake-", "make-", "build-"))
+
+
+@pytest.mark.parametrize("rule, kind, text", NOOP, ids=[f"{c[0]}-{i}" for i, c in enumerate(NOOP)])
+def test_lookalike_is_quiet(rule: str, kind: str, text: str) -> None:
+    assert found(text, kind, rule) == []
+
+
+def test_every_build_rule_has_a_positive_case() -> None:
+    assert {r.id for r in RULES} <= {case[0] for case in POSITIVE}
+
+
+def test_catalogue_covers_what_the_engines_report() -> None:
+    """Every rule id the engines report over their fixtures is in the catalogue, fixable as it says."""
+    for folder, port in (("cmake", port_cmake), ("make", port_make)):
+        for case in sorted((ROOT / "fixtures" / folder).iterdir()):
+            for source in case.glob("input.*"):
+                for f in port(source.read_text(encoding="utf-8", errors="surrogateescape"), str(source)).findings:
+                    assert f.rule in BY_ID, f"{source}: {f.rule} is not in build_rules"
+                    expected = BY_ID[f.rule].fixable
+                    assert expected == "varies" or (expected == "yes") == f.fixable, (source, f)
+
+
+def test_fixable_findings_carry_the_engine_replacement() -> None:
+    text = "add_executable(a a.cpp)\ntarget_link_libraries(a CUDA::cublas)\n"
+    audited = audit_text(text, "t", CMAKE)
+    assert audited is not None
+    [lib] = [f for f in audited.findings if f.rule == "cmake-library"]
+    assert lib.replacement == "roc::hipblas" and lib not in audited.line_scoped
+
+
+def test_make_findings_get_the_rewritten_line() -> None:
+    audited = audit_text("LIBS := -lcublas\n", "t", MAKE)
+    assert audited is not None
+    [lib] = [f for f in audited.findings if f.rule == "make-library"]
+    assert lib.replacement == "LIBS := -lhipblas" and lib in audited.line_scoped
+
+
+def test_code_only_keeps_offsets() -> None:
+    text = 'set(A "x#y") # nvcc\n#[[ a\nb ]] set(B 1)\n'
+    masked = code_only(text, CMAKE)
+    assert len(masked) == len(text) and masked.count("\n") == 3
+    assert "nvcc" not in masked and '"x#y"' in masked and "set(B 1)" in masked
+
+
+# --- suppression comments -----------------------------------------------------------------------
+
+def test_suppression_same_line_and_line_before() -> None:
+    same = "LIBS := -lcublas # buildport: ignore[make-library]\n"
+    before = "# buildport: ignore[make-library]\nLIBS := -lcublas\n"
+    assert found(same, MAKE, "make-library") == [] and found(before, MAKE, "make-library") == []
+
+
+def test_suppression_names_only_its_rules() -> None:
+    text = "LIBS := -lcublas -lnppc # buildport: ignore[make-library]\n"
+    assert found(text, MAKE, "make-library") == []
+    assert found(text, MAKE, "make-library-unported") == [where(text, "-lnppc")]
+
+
+def test_bare_suppression_silences_everything_and_reaches_one_line() -> None:
+    text = "# buildport: ignore\nLIBS := -lnppc\n\nMORE := -lnppc\n"
+    assert found(text, MAKE, "make-library-unported") == [where(text, "-lnppc", 2)]
+
+
+def test_source_suppression_through_scan_source(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text("int lane = threadIdx.x % 32; // buildport: ignore[warp-size-literal]\n")
+    assert audit([str(tmp_path)]).findings == []
+
+
+# --- select / ignore ----------------------------------------------------------------------------
+
+def test_select_and_ignore_by_id_and_prefix() -> None:
+    both = RuleFilter.parse("make-,warp-", "make-library-unported")
+    assert both.wants("make-library") and both.wants("warp-mask-32bit")
+    assert not both.wants("make-library-unported") and not both.wants("cmake-library")
+    assert RuleFilter.parse().wants("anything")
+
+
+def test_unknown_rule_is_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        RuleFilter.parse("no-such-rule")
+
+
+def test_filter_applies_to_the_tree() -> None:
+    report = audit([str(FIXTURE / "tree")], RuleFilter.parse("", "build-,cmake-,make-"))
+    assert {f.rule for f in report.findings} == {"pinned-memory", "warp-size-literal"}
+
+
+# --- the command line ---------------------------------------------------------------------------
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "buildport", "audit", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def test_fixture_tree_text_output_is_byte_exact() -> None:
+    out = run("--no-color", ".", cwd=FIXTURE / "tree")
+    assert out.stdout == (FIXTURE / "expected.txt").read_text(encoding="utf-8")
+    assert "\x1b[" not in out.stdout and out.returncode == 1
+
+
+def test_audit_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "CMakeLists.txt").write_text("project(p CUDA)\nadd_executable(a a.cu)\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*")}
+    run(str(tmp_path))
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*")} == before
+
+
+@pytest.mark.parametrize("fail_on, code", [("info", 1), ("warning", 1), ("error", 0)])
+def test_fail_on_threshold(fail_on: str, code: int) -> None:
+    assert run("--fail-on", fail_on, "--no-color", str(FIXTURE / "tree")).returncode == code
+
+
+def test_exit_0_without_findings_at_threshold(tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text("LIBS := -lcublas\n")  # info only
+    assert run(str(tmp_path)).returncode == 0
+    assert run("--fail-on", "info", str(tmp_path)).returncode == 1
+
+
+def test_exit_2_for_usage_and_input_errors(tmp_path: Path) -> None:
+    assert run("--select", "nope", ".").returncode == 2
+    assert run(str(tmp_path / "missing")).returncode == 2
+    bad = tmp_path / "CMakeLists.txt"
+    bad.write_text("project(p CUDA\n")
+    out = run(str(bad))
+    assert out.returncode == 2 and "CMakeLists.txt:" in out.stderr
+
+
+def test_files_as_given_unknown_kinds_skipped(tmp_path: Path) -> None:
+    """The pre-commit hook passes file names: build files and sources are audited, others skipped."""
+    (tmp_path / "README.md").write_text("nvcc\n")
+    (tmp_path / "k.cu").write_text("int lane = threadIdx.x % 32;\n")
+    out = run("--no-color", "--format", "json", str(tmp_path / "README.md"), str(tmp_path / "k.cu"))
+    assert out.returncode == 1 and '"warp-size-literal"' in out.stdout and "README" not in out.stdout
+
+
+def test_colour_only_when_asked() -> None:
+    assert "\x1b[" in run("--color", str(FIXTURE / "tree")).stdout
+    assert "\x1b[" not in run(str(FIXTURE / "tree")).stdout  # not a terminal
+
+
+def test_severity_of_engine_findings_kept() -> None:
+    report = audit([str(FIXTURE / "tree")])
+    unported = [f for f in report.findings if f.rule == "cmake-library-unported"]
+    assert unported and all(f.severity is Severity.WARNING for f in unported)

