@@ -1,0 +1,188 @@
+"""GNU make text ⇄ concrete syntax tree, byte for byte.
+
+``parse_make(text)`` returns a :class:`MakeFile` whose ``str()`` is ``text``
+again. The Lark grammar ``grammars/make.lark`` (LALR, contextual lexer, nothing
+ignored) classifies each logical line and cuts it into a few tokens;
+:mod:`buildport.syntax.make_build` turns each line into a node of
+:mod:`buildport.syntax.make_nodes` with the spans of its parts. Words and
+``$(...)`` references inside values are found lazily by
+:mod:`buildport.syntax.make_words`.
+
+Rejected with :class:`ParseError`, as GNU make rejects them while reading: an
+unterminated ``define``, ``else``/``endif`` without ``if``, a second ``else``,
+a missing ``endif``, a stray ``endef``, ``ifeq``/``ifneq`` without arguments,
+``ifdef`` with two plain words. Accepted, as make accepts them while reading:
+an unterminated ``$(`` (make fails only if it expands it; a
+:class:`Reference` says ``closed=False``) and lines make reports as "missing
+separator" once expanded (:class:`Other`).
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from functools import lru_cache
+from typing import Any, cast
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedInput, UnexpectedToken
+
+from buildport.grammars import grammar_text
+from buildport.syntax.errors import ParseError, position_of
+from buildport.syntax.make_build import IF_KEYWORDS, Record, build_lines
+from buildport.syntax.make_nodes import (
+    Assignment,
+    Blank,
+    Comment,
+    Conditional,
+    Define,
+    Directive,
+    Expansion,
+    Include,
+    Line,
+    MakeFile,
+    Other,
+    RecipeLine,
+    Rule,
+)  # fmt: skip
+from buildport.syntax.make_words import (
+    Reference,
+    Span,
+    iter_references,
+    iter_words,
+    skip_blanks,
+)
+
+__all__ = [
+    "Assignment", "Blank", "Comment", "Conditional", "Define", "Directive", "Expansion",
+    "Include", "Line", "MakeFile", "Other", "RecipeLine", "Reference", "Rule", "Span",
+    "iter_references", "iter_words", "parse_make",
+]  # fmt: skip
+
+TAB = "\t"
+_RECIPEPREFIX = re.compile(
+    r"^[ \t]*(?:(?:override|export|private)[ \t]+)*\.RECIPEPREFIX[ \t]*(?::{1,3}|[?+!])?=[ \t]*(\S?)",
+    re.MULTILINE,
+)
+_STRAY_ENDEF = re.compile(r"(?:[ \t]|\\\r?\n)*endef(?:[ \t]|\\\r?\n|\Z)")
+
+
+class _Lines(Transformer[Token, Any]):
+    """Parser callbacks: lines stay a flat run of tokens (the builder cuts it at
+    newlines); a define block becomes one record."""
+
+    def start(self, children: list[Any]) -> list[Any]:
+        return children
+
+    def define(self, children: list[Any]) -> Record:
+        return ("define", children)
+
+    def nested_define(self, children: list[Any]) -> Record:
+        return ("nested_define", children)
+
+
+@lru_cache(maxsize=8)
+def _parser(prefix: str) -> Lark:
+    """The parser for one set of recipe-prefix characters (normally just a tab)."""
+    grammar = grammar_text("make")
+    if prefix != TAB:
+        chars = "|".join(re.escape(c).replace("/", "\\/") if c != TAB else r"\x09" for c in prefix)
+        grammar = grammar.replace(r"\x09", f"(?:{chars})")
+    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Lines(), maybe_placeholders=False)
+
+
+def parse_make(text: str, path: str = "<input>") -> MakeFile:
+    """Parse GNU make text; :class:`ParseError` if make would reject its structure."""
+    prefixes = {m.group(1) for m in _RECIPEPREFIX.finditer(text)} - {"", "$", "#", "\\"}
+    if not prefixes:
+        return _parse(text, path, TAB)
+    makefile = _parse(text, path, TAB + "".join(sorted(prefixes)))
+    # Usual case: one .RECIPEPREFIX near the top, before any rule. Then it is
+    # the only prefix in force; otherwise keep the union as an approximation.
+    settings = [n for n in makefile.nodes(Assignment) if n.variable == ".RECIPEPREFIX"]
+    if len(settings) == 1 and not settings[0].is_target_specific and settings[0].value_text[:1] in prefixes:
+        setting = settings[0]
+        earlier = (n for n in makefile.lines if n.start < setting.start)
+        if not any(isinstance(n, (Rule, RecipeLine)) for n in earlier):
+            return _parse(text, path, setting.value_text[:1])
+    return makefile
+
+
+def _parse(text: str, path: str, prefix: str) -> MakeFile:
+    enabled = gc.isenabled()
+    gc.disable()  # big trees of small objects: the collector makes parsing quadratic
+    try:
+        try:
+            children = cast("list[Any]", _parser(prefix).parse(text))  # `_Lines.start` gives a list
+        except UnexpectedInput as exc:
+            raise _lark_error(text, exc, path) from None
+        bom, lines = build_lines(text, children)
+        makefile = MakeFile(text, path, bom, lines)
+        _check(makefile)
+        return makefile
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _error(text: str, offset: int, message: str, path: str) -> ParseError:
+    line, col, source_line = position_of(text, offset)
+    return ParseError(message, line, col, source_line, path)
+
+
+def _lark_error(text: str, exc: UnexpectedInput, path: str) -> ParseError:
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
+        define = _open_define(exc)
+        if define is not None:
+            return _error(text, define, "missing 'endef', unterminated 'define'", path)
+    offset = getattr(exc, "pos_in_stream", None)
+    if isinstance(exc, UnexpectedToken) and exc.token.start_pos is not None:
+        offset = exc.token.start_pos
+    # The grammar accepts every line; this is a gap in it, not in the input.
+    return _error(text, offset if isinstance(offset, int) else len(text), "cannot read this line", path)
+
+
+def _open_define(exc: UnexpectedToken) -> int | None:
+    """Where the outermost unterminated define starts, from the parser's stack."""
+    parser = exc.interactive_parser
+    stack = parser.parser_state.value_stack if parser is not None else []
+    for value in stack:
+        if isinstance(value, Token) and value.type == "DEFINE_KW":
+            return skip_blanks(str(value), 0, len(value)) + (value.start_pos or 0)
+    return None
+
+
+def _valid_condition(line: Conditional) -> bool:
+    """What make can tell before expanding: ``ifeq`` needs arguments, ``ifdef`` one name."""
+    condition = line.condition
+    if condition in ("ifeq", "ifneq"):
+        return line.arguments.start < line.arguments.end
+    if condition in ("ifdef", "ifndef"):
+        literal = [w for w in line.words(line.arguments) if "$" not in line.text_of(w)]
+        return len(literal) < 2
+    return True
+
+
+def _check(makefile: MakeFile) -> None:
+    """Reject what GNU make rejects while reading: unbalanced conditionals, stray endef."""
+    text, path = makefile.source, makefile.path
+    open_ifs: list[tuple[Conditional, bool]] = []  # (the if, whether a plain else was seen)
+    for line in makefile.lines:
+        if isinstance(line, Conditional):
+            word = line.directive
+            if not _valid_condition(line):
+                raise _error(text, line.keyword.start, "invalid syntax in conditional", path)
+            if word in IF_KEYWORDS:
+                open_ifs.append((line, False))
+            elif not open_ifs:
+                raise _error(text, line.keyword.start, f"extraneous '{word}'", path)
+            elif word == "endif":
+                open_ifs.pop()
+            elif open_ifs[-1][1]:
+                raise _error(text, line.keyword.start, "only one 'else' per conditional", path)
+            elif line.condition_keyword is None:
+                open_ifs[-1] = (open_ifs[-1][0], True)
+        elif isinstance(line, Other) and _STRAY_ENDEF.match(line.content):
+            raise _error(text, skip_blanks(text, line.start, line.span.end), "extraneous 'endef'", path)
+    if open_ifs:
+        raise _error(text, open_ifs[-1][0].keyword.start, "missing 'endif'", path)

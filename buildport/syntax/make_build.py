@@ -1,0 +1,303 @@
+"""Tokens of the make grammar → the line nodes of :mod:`buildport.syntax.make_nodes`.
+
+The parser hands over a flat run of tokens (and one record per ``define``
+block); :func:`build_lines` cuts it at the top-level ``NEWLINE`` tokens and
+turns each line into a node. The first token of a line says what it is; the
+spans of its parts come from token positions, blanks trimmed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from lark import Token
+
+from buildport.syntax.make_nodes import (
+    Assignment,
+    Blank,
+    Comment,
+    Conditional,
+    Define,
+    Directive,
+    Expansion,
+    Include,
+    Line,
+    Other,
+    RecipeLine,
+    Rule,
+)  # fmt: skip
+from buildport.syntax.make_words import Span, iter_words, skip_blanks, strip_span
+
+
+class Tok(Protocol):
+    """What the builder reads of a lark ``Token`` (positions are always set here)."""
+
+    type: str
+    start_pos: int
+    end_pos: int
+
+
+#: A ``define`` block as the parser callbacks return it: ``(kind, children)``.
+Record = tuple[str, list[Any]]
+Builder = Callable[[str, Span, Span, list[Any]], Line]
+
+_MODIFIER = re.compile(r"(?:export|unexport|override|private)(?=[ \t]|\\\r?\n)")
+_LAST_WORD = re.compile(r"[^ \t\n]+\Z")
+_WORD = re.compile(r"[^ \t\r\n\\]+")
+_KEYWORD = re.compile(r"-?[a-z]+")
+_UNDEFINE = re.compile(r"(?:(?:override|export|unexport|private)(?:[ \t]|\\\r?\n)+)+undefine")
+_OPERATOR = re.compile(r"(?::::=|::=|:=|[?+!]?=)")
+_OPERATOR_AT_END = re.compile(r"(?::::=|::=|:=|[?+!]?=)\Z")
+IF_KEYWORDS = frozenset({"ifeq", "ifneq", "ifdef", "ifndef"})
+
+
+def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
+    """The byte-order mark (or "") and the line nodes, tiling ``text``."""
+    lines: list[Line] = []
+    bom = ""
+    current: list[Any] = []
+    for item in children:
+        if isinstance(item, tuple) or item.type != "NEWLINE":
+            if not lines and not current and isinstance(item, Token) and item.type == "BOM":
+                bom = str(item)
+            else:
+                current.append(item)
+            continue
+        start, end = item.start_pos, item.end_pos
+        first_end = start + 1 if text[start] == "\n" else start + 2
+        eol = Span(start, first_end)
+        lines.append(_node(text, current, eol) if current else Blank(text, Span(start, start), eol))
+        current = []
+        while first_end < end:  # the empty lines that follow, folded into the token
+            start = first_end
+            first_end = start + 1 if text[start] == "\n" else start + 2
+            lines.append(Blank(text, Span(start, start), Span(start, first_end)))
+    if current:
+        lines.append(_node(text, current, Span(len(text), len(text))))
+    return bom, lines
+
+
+def _node(text: str, tokens: list[Any], eol: Span) -> Line:
+    first = tokens[0]
+    if isinstance(first, tuple):
+        children = first[1]
+        return _define(text, Span(children[0].start_pos, _last_end(children)), eol, children)
+    span = Span(first.start_pos, tokens[-1].end_pos)
+    kind = first.type
+    if kind == "TARGETS" and len(tokens) > 2 and tokens[2].type == "ASSIGN":
+        kind = "ASSIGN"
+    return _BUILDERS[kind](text, span, eol, tokens)
+
+
+def _last_end(children: list[Any]) -> int:
+    last: Any = children[-1]
+    while isinstance(last, tuple):
+        last = last[1][-1]
+    return int(last.end_pos)
+
+
+def _tok(token: Tok | None) -> Span | None:
+    return None if token is None else Span(token.start_pos, token.end_pos)
+
+
+def _tail(tokens: list[Any], first: int) -> tuple[Tok | None, Tok | None]:
+    """The ``ARGS`` and ``COMMENT`` tokens among ``tokens[first:]`` (up to a newline)."""
+    args = comment = None
+    for token in tokens[first:]:
+        kind = token.type
+        if kind == "ARGS" and args is None:
+            args = token
+        elif kind == "COMMENT":
+            comment = token
+        elif kind == "NEWLINE":
+            break
+    return args, comment
+
+
+def _stripped(text: str, token: Tok | None, at: int) -> Span:
+    """The token's text without surrounding blanks; an empty span at ``at`` if absent."""
+    if token is None:
+        return Span(at, at)
+    return strip_span(text, token.start_pos, token.end_pos)
+
+
+def _keyword(text: str, token: Tok) -> Span:
+    """The last word of a keyword token (after its leading blanks and modifiers)."""
+    m = _LAST_WORD.search(text, token.start_pos, token.end_pos)
+    assert m is not None
+    return Span(m.start(), m.end())
+
+
+def _modifiers(text: str, start: int, end: int) -> tuple[tuple[Span, ...], int]:
+    """Leading ``export``/``override``/... words that are followed by more text."""
+    mods: list[Span] = []
+    pos = skip_blanks(text, start, end)
+    while True:
+        m = _MODIFIER.match(text, pos, end)
+        if m is None:
+            return tuple(mods), pos
+        after = skip_blanks(text, m.end(), end)
+        if after >= end:
+            return tuple(mods), pos
+        mods.append(Span(m.start(), m.end()))
+        pos = after
+
+
+def _blank(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    return Blank(text, span, eol)
+
+
+def _comment_line(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    return Comment(text, span, eol, Span(text.index("#", span.start), span.end))
+
+
+def _other(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    return Other(text, span, eol)
+
+
+def _recipe(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    orphan = tokens[0].type == "TAB_LINE"
+    return RecipeLine(text, span, eol, Span(span.start, span.start + 1), Span(span.start + 1, span.end), orphan)
+
+
+def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    targets = colon = None
+    head = 0
+    if tokens[0].type == "TARGETS":
+        targets = _stripped(text, tokens[0], span.start)
+        colon = _tok(tokens[1])
+        head = 2
+    head_token = tokens[head]
+    m = _OPERATOR_AT_END.search(text, head_token.start_pos, head_token.end_pos)
+    assert m is not None
+    op = Span(m.start(), m.end())
+    name_end = strip_span(text, head_token.start_pos, op.start).end
+    mods, name_start = _modifiers(text, head_token.start_pos, name_end)
+    args, comment = _tail(tokens, head + 1)
+    value = _stripped(text, args, op.end)
+    return Assignment(
+        text, span, eol, targets, colon, mods, Span(name_start, name_end), op, value, _tok(comment),
+    )  # fmt: skip
+
+
+def _rule(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    first = tokens[0]
+    if first.type == "NO_TARGETS":
+        width = 2 if text.startswith("::", first.end_pos - 2) else 1
+        colon = Span(first.end_pos - width, first.end_pos)
+        targets, rest = Span(colon.start, colon.start), tokens[1:]
+    else:
+        colon = Span(tokens[1].start_pos, tokens[1].end_pos)
+        targets, rest = _stripped(text, first, span.start), tokens[2:]
+    parts = [colon.end]  # where the first (and a static pattern's second) part starts
+    pipe = semi = comment = None
+    deps_end = colon.end
+    for token in rest:
+        kind = token.type
+        if kind == "SEMI":
+            semi = token
+        elif kind == "COMMENT":
+            comment = token
+        elif kind != "INLINE":
+            deps_end = token.end_pos
+            if kind == "PIPE" and pipe is None:
+                pipe = token
+            elif kind == "COLON" and pipe is None and len(parts) == 1:
+                parts.append(token.end_pos)
+    target_pattern = strip_span(text, parts[0], parts[1] - 1) if len(parts) == 2 else None
+    prerequisites = strip_span(text, parts[-1], deps_end if pipe is None else pipe.start_pos)
+    order_only = None if pipe is None else strip_span(text, pipe.end_pos, deps_end)
+    recipe = None
+    if semi is not None:
+        recipe_start = skip_blanks(text, semi.end_pos, span.end)
+        recipe = Span(recipe_start, span.end)
+    return Rule(
+        text, span, eol, targets, colon, target_pattern, prerequisites, order_only, _tok(semi), recipe,
+        _tok(comment),
+    )  # fmt: skip
+
+
+def _directive_parts(text: str, token: Tok) -> tuple[tuple[Span, ...], Span, Span]:
+    """Modifiers, keyword and arguments (blanks stripped) of a directive token."""
+    pos = skip_blanks(text, token.start_pos, token.end_pos)
+    mods: tuple[Span, ...] = ()
+    if _UNDEFINE.match(text, pos, token.end_pos):
+        mods, pos = _modifiers(text, pos, token.end_pos)
+    m = _KEYWORD.match(text, pos, token.end_pos)
+    assert m is not None
+    return mods, Span(pos, m.end()), strip_span(text, m.end(), token.end_pos)
+
+
+def _comment_of(tokens: list[Any]) -> Span | None:
+    last = tokens[-1]
+    return Span(last.start_pos, last.end_pos) if last.type == "COMMENT" else None
+
+
+def _conditional(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    _, keyword, args = _directive_parts(text, tokens[0])
+    inner = None
+    if args.start < args.end and keyword.of(text) == "else":
+        m = _WORD.match(text, args.start, args.end)
+        if m is not None and m.group() in IF_KEYWORDS:
+            inner = Span(m.start(), m.end())
+            args = Span(skip_blanks(text, m.end(), args.end), args.end)
+    return Conditional(text, span, eol, keyword, inner, args, _comment_of(tokens))
+
+
+def _include(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    _, keyword, args = _directive_parts(text, tokens[0])
+    return Include(text, span, eol, keyword, args, _comment_of(tokens))
+
+
+def _directive(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    mods, keyword, args = _directive_parts(text, tokens[0])
+    return Directive(text, span, eol, mods, keyword, args, _comment_of(tokens))
+
+
+def _expansion(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
+    comment = tokens[1] if len(tokens) > 1 else None
+    return Expansion(text, span, eol, _stripped(text, tokens[0], span.start), _tok(comment))
+
+
+def _define(text: str, span: Span, eol: Span, children: list[Any]) -> Line:
+    head = children[0]
+    keyword = _keyword(text, head)
+    mods, _ = _modifiers(text, span.start, keyword.end)
+    args_token, comment = _tail(children, 1)
+    name, op = _define_name(text, _stripped(text, args_token, keyword.end))
+    newline: Tok = next(t for t in children if not isinstance(t, tuple) and t.type == "NEWLINE")
+    endef: Tok = next(t for t in reversed(children) if not isinstance(t, tuple) and t.type == "ENDEF")
+    body = Span(newline.end_pos, endef.start_pos)
+    return Define(text, span, eol, mods, keyword, name, op, _tok(comment), body, _keyword(text, endef))
+
+
+def _define_name(text: str, args: Span) -> tuple[Span, Span | None]:
+    """``NAME [op]``: make takes an operator right after the first word."""
+    words = list(iter_words(text, args.start, args.end))
+    if not words:
+        return args, None
+    first = words[0]
+    m = _OPERATOR_AT_END.search(text, first.start, first.end)
+    if m is not None and m.start() > first.start:
+        return Span(first.start, m.start()), Span(m.start(), m.end())
+    if len(words) > 1 and _OPERATOR.fullmatch(text, words[1].start, words[1].end):
+        return first, words[1]
+    return Span(first.start, words[-1].end), None
+
+
+_BUILDERS: dict[str, Builder] = {
+    "BLANK_LINE": _blank,
+    "COMMENT_LINE": _comment_line,
+    "CONDITIONAL": _conditional,
+    "ASSIGN": _assignment,
+    "TARGETS": _rule,
+    "NO_TARGETS": _rule,
+    "RECIPE": _recipe,
+    "TAB_LINE": _recipe,
+    "INCLUDE": _include,
+    "DIRECTIVE": _directive,
+    "EXPANSION": _expansion,
+    "OTHER": _other,
+}

@@ -1,0 +1,323 @@
+"""The concrete syntax tree of a Makefile: one node per logical line.
+
+A :class:`MakeFile` is a flat list of :class:`Line` nodes that tile the source
+text exactly: each node covers its logical line (backslash continuations
+included; a ``define`` block is one node) and the line break after it. Every
+field that points into the text is a :class:`Span` of absolute offsets into
+``MakeFile.source``, so a rewriter can replace one span and keep every other
+byte. Conditionals are lines too (make nests them across rules, so a tree would
+not fit); ``parse_make`` checks that they balance.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from buildport.syntax.make_words import Reference, Span, iter_references, iter_words
+
+L = TypeVar("L", bound="Line")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One logical line: ``span`` is its text, ``eol`` the line break after it."""
+
+    source: str = field(repr=False, compare=False)
+    span: Span
+    eol: Span
+
+    @property
+    def start(self) -> int:
+        return self.span.start
+
+    @property
+    def end(self) -> int:
+        """The offset after the line break."""
+        return self.eol.end
+
+    @property
+    def text(self) -> str:
+        """The line as written, with its line break."""
+        return self.source[self.span.start : self.eol.end]
+
+    @property
+    def content(self) -> str:
+        """The line as written, without its line break."""
+        return self.span.of(self.source)
+
+    def text_of(self, span: Span | None) -> str:
+        """The text of one of this node's spans ("" for None)."""
+        return "" if span is None else span.of(self.source)
+
+    def words(self, span: Span | None) -> list[Span]:
+        """The words of one of this node's spans; see :func:`iter_words`."""
+        return [] if span is None else list(iter_words(self.source, span.start, span.end))
+
+    def references(self, span: Span | None = None) -> Iterator[Reference]:
+        """The ``$(...)`` references in ``span`` (default: the whole line)."""
+        span = self.span if span is None else span
+        return iter_references(self.source, span.start, span.end)
+
+
+@dataclass(frozen=True, slots=True)
+class Blank(Line):
+    """An empty line or one of only blanks."""
+
+
+@dataclass(frozen=True, slots=True)
+class Comment(Line):
+    """A line that holds only a comment; ``comment`` starts at the ``#``."""
+
+    comment: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment(Line):
+    """``[targets:] [modifiers] NAME op value [# comment]``.
+
+    ``targets`` is set for a target- or pattern-specific variable
+    (``prog: CFLAGS += -O2``). ``value`` leaves out the blanks around it (make
+    keeps trailing blanks in the value; a rewriter should too).
+    """
+
+    targets: Span | None
+    colon: Span | None
+    modifiers: tuple[Span, ...]
+    name: Span
+    op: Span
+    value: Span
+    comment: Span | None
+
+    @property
+    def variable(self) -> str:
+        return self.name.of(self.source)
+
+    @property
+    def operator(self) -> str:
+        """One of ``= := ::= :::= ?= += !=``."""
+        return self.op.of(self.source)
+
+    @property
+    def value_text(self) -> str:
+        return self.value.of(self.source)
+
+    @property
+    def modifier_names(self) -> list[str]:
+        """``override``, ``export``, ``unexport``, ``private``, as written."""
+        return [m.of(self.source) for m in self.modifiers]
+
+    @property
+    def is_target_specific(self) -> bool:
+        return self.targets is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule(Line):
+    """``targets : [target-pattern :] prerequisites [| order-only] [; recipe] [# comment]``.
+
+    ``colon`` is ``:``, ``::`` (double-colon rule); ``grouped`` tells ``&:``. For a
+    static pattern rule (``$(OBJS): %.o: %.cu``) ``target_pattern`` is set and
+    ``prerequisites`` holds the prerequisite patterns. ``recipe`` is the text
+    after ``;``.
+    """
+
+    targets: Span
+    colon: Span
+    target_pattern: Span | None
+    prerequisites: Span
+    order_only: Span | None
+    semicolon: Span | None
+    recipe: Span | None
+    comment: Span | None
+
+    @property
+    def double_colon(self) -> bool:
+        return self.colon.of(self.source) == "::"
+
+    @property
+    def grouped(self) -> bool:
+        """A grouped-targets rule, ``a b &: c``."""
+        text = self.source[self.span.start : self.colon.start].rstrip(" \t")
+        return text.endswith("&")
+
+    @property
+    def is_static_pattern(self) -> bool:
+        return self.target_pattern is not None
+
+    @property
+    def target_words(self) -> list[Span]:
+        words = self.words(self.targets)
+        if self.grouped and words and words[-1].of(self.source).endswith("&"):
+            last = words.pop()
+            if last.end - last.start > 1:
+                words.append(Span(last.start, last.end - 1))
+        return words
+
+    @property
+    def prerequisite_words(self) -> list[Span]:
+        return self.words(self.prerequisites)
+
+    @property
+    def order_only_words(self) -> list[Span]:
+        return self.words(self.order_only)
+
+
+@dataclass(frozen=True, slots=True)
+class RecipeLine(Line):
+    """A recipe line: the recipe prefix (a tab) and a shell command.
+
+    ``orphan`` is true for a line that starts with the recipe prefix where no
+    rule precedes it (GNU make rejects those, unless they sit in a conditional
+    branch it skips).
+    """
+
+    prefix: Span
+    command: Span
+    orphan: bool
+
+    @property
+    def command_text(self) -> str:
+        return self.command.of(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Conditional(Line):
+    """``ifeq``/``ifneq``/``ifdef``/``ifndef``/``else [if...]``/``endif``.
+
+    For ``else ifeq (a,b)``, ``keyword`` is ``else`` and ``condition_keyword``
+    is ``ifeq``. ``arguments`` is the condition, blanks stripped.
+    """
+
+    keyword: Span
+    condition_keyword: Span | None
+    arguments: Span
+    comment: Span | None
+
+    @property
+    def directive(self) -> str:
+        """The first keyword: ``ifeq``, ``else``, ``endif``, ..."""
+        return self.keyword.of(self.source)
+
+    @property
+    def condition(self) -> str:
+        """The keyword that states a condition (``ifeq`` also in ``else ifeq``), or ""."""
+        if self.condition_keyword is not None:
+            return self.condition_keyword.of(self.source)
+        return "" if self.directive in ("else", "endif") else self.directive
+
+
+@dataclass(frozen=True, slots=True)
+class Define(Line):
+    """``[modifiers] define NAME [op]`` ... ``endef``: one node for the block.
+
+    ``body`` is the raw text between the two lines (make code only once a
+    ``$(eval ...)`` expands it); nested ``define``s are part of it.
+    """
+
+    modifiers: tuple[Span, ...]
+    keyword: Span
+    name: Span
+    op: Span | None
+    comment: Span | None
+    body: Span
+    endef: Span
+
+    @property
+    def variable(self) -> str:
+        return self.name.of(self.source)
+
+    @property
+    def operator(self) -> str:
+        """The assignment operator; ``=`` when none is written."""
+        return "=" if self.op is None else self.op.of(self.source)
+
+    @property
+    def body_text(self) -> str:
+        return self.body.of(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Include(Line):
+    """``include``, ``-include`` or ``sinclude`` and a list of files."""
+
+    keyword: Span
+    files: Span
+    comment: Span | None
+
+    @property
+    def optional(self) -> bool:
+        """``-include``/``sinclude``: missing files are no error."""
+        return self.keyword.of(self.source) != "include"
+
+    @property
+    def file_words(self) -> list[Span]:
+        return self.words(self.files)
+
+
+@dataclass(frozen=True, slots=True)
+class Directive(Line):
+    """``export``/``unexport`` (without an assignment), ``vpath``, ``undefine``, ``load``."""
+
+    modifiers: tuple[Span, ...]
+    keyword: Span
+    arguments: Span
+    comment: Span | None
+
+    @property
+    def directive(self) -> str:
+        return self.keyword.of(self.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion(Line):
+    """A line of only references, such as ``$(eval $(call T,x))`` or ``$(error a: b)``."""
+
+    expansion: Span
+    comment: Span | None
+
+
+@dataclass(frozen=True, slots=True)
+class Other(Line):
+    """Anything else (GNU make reports most such lines as "missing separator")."""
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(slots=True)
+class MakeFile:
+    """A parsed Makefile: ``str(makefile)`` is the source again, byte for byte."""
+
+    source: str = field(repr=False)
+    path: str
+    bom: str
+    lines: list[Line]
+    _starts: list[int] | None = field(default=None, repr=False)
+
+    def dump(self) -> str:
+        """The text, rebuilt from the lines."""
+        return self.bom + "".join(line.text for line in self.lines)
+
+    def __str__(self) -> str:
+        return self.dump()
+
+    def __iter__(self) -> Iterator[Line]:
+        return iter(self.lines)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def nodes(self, kind: type[L]) -> list[L]:
+        """The lines of one kind, in order."""
+        return [line for line in self.lines if isinstance(line, kind)]
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of ``offset``, counted like :func:`position_of`."""
+        if self._starts is None:
+            self._starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.source)]
+        index = bisect_right(self._starts, offset) - 1
+        return index + 1, offset - self._starts[index] + 1

@@ -1,0 +1,347 @@
+"""The GNU make parser: lossless round trip, line classification, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from buildport.syntax.errors import ParseError
+from buildport.syntax.make import (
+    Assignment,
+    Blank,
+    Conditional,
+    Define,
+    Expansion,
+    Include,
+    Line,
+    MakeFile,
+    RecipeLine,
+    Rule,
+    Span,
+    iter_references,
+    iter_words,
+    parse_make,
+)  # fmt: skip
+from buildport.textio import decode
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "make-syntax"
+FIXTURE_FILES = sorted(p for p in FIXTURES.iterdir() if p.is_file())
+READ_ERRORS = (
+    "missing 'endef', unterminated 'define'",
+    "extraneous 'endif'",
+    "extraneous 'else'",
+    "extraneous 'endef'",
+    "only one 'else' per conditional",
+    "missing 'endif'",
+    "invalid syntax in conditional",
+)
+
+
+def kinds(text: str) -> list[str]:
+    return [type(line).__name__ for line in parse_make(text)]
+
+
+def only(text: str, kind: type[Line]) -> Line:
+    lines = [line for line in parse_make(text) if not isinstance(line, Blank)]
+    assert len(lines) == 1 and isinstance(lines[0], kind), lines
+    return lines[0]
+
+
+def check_invariants(makefile: MakeFile) -> None:
+    """Lines tile the text; every span of a line lies inside it."""
+    text = makefile.source
+    pos = len(makefile.bom)
+    for line in makefile.lines:
+        assert line.start == pos and line.span.end <= line.eol.start == line.span.end
+        pos = line.end
+        for name in getattr(line, "__dataclass_fields__", {}):
+            value = getattr(line, name)
+            spans = value if isinstance(value, tuple) and not isinstance(value, Span) else (value,)
+            for span in spans:
+                if isinstance(span, Span) and name not in ("span", "eol"):
+                    assert line.span.start <= span.start <= span.end <= line.span.end, (name, line)
+    assert pos == len(text)
+    assert str(makefile) == text
+
+
+# ---------------------------------------------------------------- round trip
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=[p.name for p in FIXTURE_FILES])
+def test_fixture_round_trip(path: Path) -> None:
+    data = path.read_bytes()
+    text = decode(data, str(path))
+    makefile = parse_make(text, str(path))
+    check_invariants(makefile)
+    assert str(makefile).encode("utf-8", "surrogateescape") == data
+
+
+def test_fixture_encodings_survive() -> None:
+    crlf = (FIXTURES / "crlf.mk").read_bytes()
+    assert crlf.count(b"\r\n") == crlf.count(b"\n") > 5
+    latin1 = (FIXTURES / "latin1.mk").read_bytes()
+    with pytest.raises(UnicodeDecodeError):
+        latin1.decode("utf-8")
+    bom = parse_make(decode((FIXTURES / "bom-no-final-newline.mk").read_bytes()))
+    assert bom.bom == "\ufeff" and bom.lines[-1].eol == Span(len(bom.source), len(bom.source))
+
+
+@pytest.mark.parametrize("text", ["", "\n", "\r\n", "\n\n", "x", "\t", "all:", "# c", "\ufeff", "\\", "$("])
+def test_tiny_inputs(text: str) -> None:
+    check_invariants(parse_make(text))
+
+
+# ---------------------------------------------------------------- classification
+
+
+def test_reference_line_with_colon_is_not_a_rule() -> None:
+    for text in ["$(error a: b)\n", "$(eval x: y)\n", "  $(foreach d,$(D),$(info $(d): ok)) # c\n", "${info a:b}"]:
+        assert isinstance(only(text, Expansion), Expansion)
+    assert kinds("$(TARGETS): deps\n") == ["Rule"]
+    assert kinds("$(A) $(B) x\n") == ["Other"]
+
+
+def test_target_specific_assignment() -> None:
+    node = only("prog: CFLAGS += -O2\n", Assignment)
+    assert isinstance(node, Assignment) and node.is_target_specific
+    assert (node.text_of(node.targets), node.variable, node.operator, node.value_text) == ("prog", "CFLAGS", "+=", "-O2")
+    node = only("%.o: override private NVCCFLAGS := -G # dbg\n", Assignment)
+    assert isinstance(node, Assignment)
+    assert node.modifier_names == ["override", "private"] and node.text_of(node.comment) == "# dbg"
+    assert kinds("prog: a b = c\n") == ["Rule"]  # second word is no operator: prerequisites
+
+
+def test_tab_indented_conditionals() -> None:
+    # Before any rule a tab is just indentation; after a rule GNU make hands a
+    # tab-indented line to the shell, even `ifeq` (checked with GNU make 4.3).
+    text = "\tifdef D\nX=1\n\tendif\nall:\n\tifeq ($(X),1)\n\techo\nifeq ($(X),1)\n\techo 1\nendif\n\techo 2\n"
+    assert kinds(text) == [
+        "Conditional", "Assignment", "Conditional", "Rule", "RecipeLine", "RecipeLine",
+        "Conditional", "RecipeLine", "Conditional", "RecipeLine",
+    ]  # fmt: skip
+    assert not any(line.orphan for line in parse_make(text).nodes(RecipeLine))
+
+
+def test_rule_context_ends_with_an_assignment() -> None:
+    makefile = parse_make("all:\n\techo a\n\n# c\nX = 1\n\techo b\n")
+    recipes = makefile.nodes(RecipeLine)
+    assert [r.orphan for r in recipes] == [False, True]
+    assert kinds("prog: X = 1\n\techo\n")[-1] == "RecipeLine" and parse_make("p: X=1\n\te\n").nodes(RecipeLine)[0].orphan
+
+
+def test_hash_that_is_not_a_comment() -> None:
+    node = only("COUNT := $(shell grep -c '#' x) # real\n", Assignment)
+    assert isinstance(node, Assignment)
+    assert node.value_text == "$(shell grep -c '#' x)" and node.text_of(node.comment) == "# real"
+    node = only("H = a\\#b\n", Assignment)
+    assert isinstance(node, Assignment) and node.value_text == "a\\#b" and node.comment is None
+    recipe = parse_make("all:\n\techo '#' # to the shell\n").lines[1]
+    assert isinstance(recipe, RecipeLine) and recipe.command_text == "echo '#' # to the shell"
+    rule = only("quick: ; echo # not a comment\n", Rule)
+    assert isinstance(rule, Rule) and rule.text_of(rule.recipe) == "echo # not a comment" and rule.comment is None
+    rule = only("a: b # c ; d\n", Rule)
+    assert isinstance(rule, Rule) and rule.text_of(rule.comment) == "# c ; d" and rule.recipe is None
+    assert kinds("# a comment \\\n  that goes on\nX=1\n") == ["Comment", "Assignment"]
+
+
+def test_rule_parts() -> None:
+    rule = only("$(OBJS): %.o: %.cu | $(OUT) # c\n", Rule)
+    assert isinstance(rule, Rule) and rule.is_static_pattern and not rule.double_colon
+    assert [rule.text_of(s) for s in (rule.targets, rule.target_pattern, rule.prerequisites, rule.order_only)] == [
+        "$(OBJS)", "%.o", "%.cu", "$(OUT)",
+    ]  # fmt: skip
+    rule = only("log:: a.txt b.txt\n", Rule)
+    assert isinstance(rule, Rule) and rule.double_colon
+    assert [rule.text_of(w) for w in rule.prerequisite_words] == ["a.txt", "b.txt"]
+    rule = only("p.c p.h &: p.y\n", Rule)
+    assert isinstance(rule, Rule) and rule.grouped and [rule.text_of(w) for w in rule.target_words] == ["p.c", "p.h"]
+    rule = only("x\\:y: $(addprefix -I ,$(DIRS)) z\n", Rule)
+    assert isinstance(rule, Rule) and rule.text_of(rule.targets) == "x\\:y"
+    assert [rule.text_of(w) for w in rule.prerequisite_words] == ["$(addprefix -I ,$(DIRS))", "z"]
+
+
+def test_every_operator_and_modifier() -> None:
+    for op in ["=", ":=", "::=", ":::=", "?=", "+=", "!="]:
+        for text in [f"V {op} x\n", f"V{op}x\n", f"export override V{op}  x  \n"]:
+            node = only(text, Assignment)
+            assert isinstance(node, Assignment) and (node.variable, node.operator, node.value_text) == ("V", op, "x")
+    assert kinds("ifeq = 1\ndefine := 2\nexport = 3\noverride := 4\n") == ["Assignment"] * 4
+    assert kinds("export A B\nunexport C\nexport\nvpath %.cu src\nundefine X\noverride undefine Y\n") == ["Directive"] * 6
+    assert kinds("ifeq(a,b)\n") == ["Other"]  # make needs a blank after the keyword
+
+
+def test_define_blocks() -> None:
+    text = "define T =\n$(1): x\n\t$$(CC) -o $$@\n  define inner\n  endef\n\tendef\nendef # done\nX = 1\n"
+    makefile = parse_make(text)
+    define = makefile.lines[0]
+    assert isinstance(define, Define) and kinds(text) == ["Define", "Assignment"]
+    assert (define.variable, define.operator) == ("T", "=")
+    assert define.body_text == "$(1): x\n\t$$(CC) -o $$@\n  define inner\n  endef\n\tendef\n"
+    assert define.text_of(define.endef) == "endef"
+    define = only("override define NAME :=\nbody\nendef\n", Define)
+    assert isinstance(define, Define) and define.operator == ":=" and [m for m in map(define.text_of, define.modifiers)] == ["override"]
+    assert kinds("define X\nendef# not an endef\nendef\n") == ["Define"]
+
+
+def test_conditionals() -> None:
+    makefile = parse_make("ifeq ($(A),1) # c\nelse ifneq (,$(B))\nelse\nendif\n")
+    conds = makefile.nodes(Conditional)
+    assert [c.directive for c in conds] == ["ifeq", "else", "else", "endif"]
+    assert [c.condition for c in conds] == ["ifeq", "ifneq", "", ""]
+    assert [c.text_of(c.arguments) for c in conds] == ["($(A),1)", "(,$(B))", "", ""]
+
+
+def test_include_forms() -> None:
+    makefile = parse_make("include ../common.mk\n-include $(DEPS)\nsinclude a.mk b.mk\n")
+    includes = makefile.nodes(Include)
+    assert [i.optional for i in includes] == [False, True, True]
+    assert [includes[2].text_of(w) for w in includes[2].file_words] == ["a.mk", "b.mk"]
+
+
+def test_line_endings_bom_and_last_line() -> None:
+    makefile = parse_make("\ufeffA = 1\r\nall:\n\techo\r\n\techo done")
+    assert makefile.bom == "\ufeff" and kinds("\ufeffA = 1\n") == ["Assignment"]
+    assert [line.text_of(line.eol) for line in makefile] == ["\r\n", "\n", "\r\n", ""]
+    assert isinstance(makefile.lines[-1], RecipeLine)
+    assert parse_make("A = x \\").lines[0].text == "A = x \\"
+
+
+def test_recipe_prefix() -> None:
+    text = ".RECIPEPREFIX = >\nall:\n> echo hi\n\tX = 1\n"
+    assert kinds(text) == ["Assignment", "Rule", "RecipeLine", "Assignment"]
+
+
+def test_continuations() -> None:
+    node = only("SRCS = a.cu \\\n       b.cu \\\r\n\tc.cu\n", Assignment)
+    assert isinstance(node, Assignment)
+    assert [node.text_of(w) for w in node.words(node.value)] == ["a.cu", "b.cu", "c.cu"]
+    assert kinds("A = x\\\\\nB = y\n") == ["Assignment", "Assignment"]  # even backslashes: no continuation
+
+
+def test_rewrite_one_span_keeps_every_other_byte() -> None:
+    text = "CC = nvcc  # compiler\r\nall:\n\t$(CC) -o x x.cu\n"
+    makefile = parse_make(text)
+    node = makefile.lines[0]
+    assert isinstance(node, Assignment)
+    new = text[: node.value.start] + "hipcc" + text[node.value.end :]
+    assert new == "CC = hipcc  # compiler\r\nall:\n\t$(CC) -o x x.cu\n"
+    assert isinstance(parse_make(new).lines[0], Assignment)
+
+
+# ---------------------------------------------------------------- words and references
+
+
+def test_iter_references() -> None:
+    text = "$(foreach sm,$(SMS),$(eval G += -gencode arch=compute_$(sm),code=sm_$(sm))) $(addprefix -Xcompiler ,$(CCFLAGS))"
+    refs = list(iter_references(text))
+    assert [(r.depth, r.kind, r.name_text) for r in refs] == [
+        (0, "function", "foreach"), (1, "variable", "SMS"), (1, "function", "eval"),
+        (2, "variable", "sm"), (2, "variable", "sm"), (0, "function", "addprefix"), (1, "variable", "CCFLAGS"),
+    ]  # fmt: skip
+    assert refs[0].arg_texts == ["sm", "$(SMS)", "$(eval G += -gencode arch=compute_$(sm),code=sm_$(sm))"]
+    assert refs[5].arg_texts == ["-Xcompiler ", "$(CCFLAGS)"]
+    (error,) = iter_references("$(error a, b: c)")
+    assert error.arg_texts == ["a, b: c"]
+    subst, auto, brace = iter_references("$(SRCS:.cu=.o) $@ $$x ${CUDA_PATH}")
+    assert (subst.kind, subst.name_text, subst.arg_texts) == ("substitution", "SRCS", [".cu", ".o"])
+    assert (auto.name_text, brace.name_text, brace.open) == ("@", "CUDA_PATH", "{")
+    (open_ref,) = iter_references("$(shell echo (x)")
+    assert not open_ref.closed and open_ref.text == "$(shell echo (x)"
+    assert [r.name_text for r in iter_references("$(a $(b)) $(c)", nested=False)] == ["a $(b)", "c"]
+
+
+def test_iter_words() -> None:
+    text = "  -I$(CUDA_PATH)/include $(addprefix -L ,$(LIBS)) \\\n  a\\ b  "
+    assert [w.of(text) for w in iter_words(text)] == ["-I$(CUDA_PATH)/include", "$(addprefix -L ,$(LIBS))", "a\\ b"]
+
+
+# ---------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line", "col"),
+    [
+        ("A = 1\n  define X\nbody\n", "missing 'endef', unterminated 'define'", 2, 3),
+        ("define X\ndefine Y\nendef\n", "missing 'endef', unterminated 'define'", 1, 1),
+        ("define X", "missing 'endef', unterminated 'define'", 1, 1),
+        ("all:\n\techo\n  endif\n", "extraneous 'endif'", 3, 3),
+        ("else\n", "extraneous 'else'", 1, 1),
+        ("ifdef A\nelse\nelse ifdef B\nendif\n", "only one 'else' per conditional", 3, 1),
+        ("X = 1\nifdef A\n ifdef B\n endif\n", "missing 'endif'", 2, 1),
+        ("x\nendef\n", "extraneous 'endef'", 2, 1),
+        ("ifeq\nendif\n", "invalid syntax in conditional", 1, 1),
+    ],
+)
+def test_parse_errors(text: str, message: str, line: int, col: int) -> None:
+    with pytest.raises(ParseError) as info:
+        parse_make(text, "Makefile")
+    err = info.value
+    assert (err.message, err.line, err.col, err.path) == (message, line, col, "Makefile")
+    assert err.source_line == text.splitlines()[line - 1]
+
+
+# ---------------------------------------------------------------- properties
+
+WORDS = st.sampled_from(
+    ["CC", "nvcc", "$(CC)", "${X}", "$(foreach s,$(SMS),-gencode $(s))", "$(shell echo '#')", "$@", "$$x",
+     "a.o", "%.o", "%.cu", "-O2", "\\#", "\\", "\\\\", "#c", ":", "::", "=", ":=", "+=", "?=", "!=", ";", "|",
+     "&:", "(", ")", "$(", "${", "}", "é", "\r", "export", "override", "define", "endef", "ifeq", "else",
+     "endif", "include", "vpath", "\ufeff", ",", "'", '"']
+)  # fmt: skip
+BLANKS = st.sampled_from(["", " ", "  ", "\t", " \\\n ", "\\\r\n"])
+LINE_STARTS = st.sampled_from(["", "", "\t", " ", "  ", "\t\t"])
+TEMPLATES = st.sampled_from(
+    ["{w} = {w}", "{w}: {w} {w}", "{w}: {w} = {w}", "{w}: %.o: {w} | {w}", "{w} ; {w}", "ifeq ({w},{w})",
+     "ifdef {w}", "else", "else ifneq ({w},)", "endif", "define {w} =", "endef", "include {w}", "# {w}",
+     "$(eval {w})", "{w}", "export {w} := {w}", ".RECIPEPREFIX = >", "> {w}"]
+)  # fmt: skip
+NEWLINES = st.sampled_from(["\n", "\n", "\r\n", "\\\n", ""])
+
+
+@st.composite
+def makefile_texts(draw: st.DrawFn) -> str:
+    lines = []
+    for _ in range(draw(st.integers(0, 12))):
+        template = draw(TEMPLATES)
+        while "{w}" in template:
+            words = draw(st.lists(WORDS, min_size=0, max_size=3))
+            template = template.replace("{w}", draw(BLANKS).join(words), 1)
+        lines.append(draw(LINE_STARTS) + template + draw(BLANKS) + draw(NEWLINES))
+    return "".join(lines)
+
+
+def round_trip_or_error(text: str) -> None:
+    try:
+        makefile = parse_make(text)
+    except ParseError as err:
+        assert err.message in READ_ERRORS, err.format()
+        assert 1 <= err.line and 1 <= err.col
+        return
+    check_invariants(makefile)
+    for line in makefile:
+        list(line.references())
+        list(iter_words(text, line.span.start, line.span.end))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(makefile_texts())
+def test_generated_makefiles_round_trip_or_raise_parse_error(text: str) -> None:
+    round_trip_or_error(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \t\r\n\\$(){}#:;=|%@<?+!&,'\"abdefilnx\ufeff\xe9", max_size=80))
+def test_arbitrary_text_round_trips_or_raises_parse_error(text: str) -> None:
+    round_trip_or_error(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(makefile_texts())
+def test_texts_without_directives_always_parse(text: str) -> None:
+    # Only conditionals and define/endef can make a file unreadable.
+    for word in ("ifeq", "ifdef", "ifneq", "else", "endif", "define", "endef"):
+        text = text.replace(word, "word")
+    check_invariants(parse_make(text))
