@@ -172,10 +172,10 @@ def collect(paths: list[str], errors: list[str]) -> list[tuple[str, str]]:
                 found.append((p, kind))
         else:
             errors.append(f"{p}: error: no such file or directory")
-    seen: set[str] = set()
-    unique = [(p, k) for p, k in found if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
-    makefiles = [p for p, k in unique if k == MAKE]
-    return unique + [(p, MAKE) for p in included_makefiles(makefiles) if p not in seen]
+    unique = dict(reversed(found))  # the first kind given for a path wins
+    ordered = [(p, unique.pop(p)) for p, _ in found if p in unique]
+    makefiles = [p for p, k in ordered if k == MAKE]
+    return ordered + [(p, MAKE) for p in included_makefiles(makefiles) if p not in dict(ordered)]
 
 
 def audit_text(text: str, path: str, kind: str) -> FileAudit | None:

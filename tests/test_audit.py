@@ -104,8 +104,6 @@ def test_rule_fires_at_needle(rule: str, kind: str, text: str, needle: str, fixa
     hits = [f for f in audited.findings if f.rule == rule and (f.line, f.col) == where(text, needle)]
     assert hits, [(f.rule, f.line, f.col) for f in audited.findings]
     assert hits[0].fixable is fixable
-    if fixable:
-        assert hits[0].replacement or BY_ID[rule].id.startswith(("cmake-", "make-", "build-"))
 
 
 @pytest.mark.parametrize("rule, kind, text", NOOP, ids=[f"{c[0]}-{i}" for i, c in enumerate(NOOP)])
