@@ -15,7 +15,9 @@ from buildport.passes.base import Context, Options, Pass, gather_facts
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
-from buildport.passes.make import MakeContext, gather, port_lines, prelude, prelude_offset, report_platform
+from buildport.passes.make import (
+    MakeContext, MakeFacts, gather, port_lines, prelude, prelude_offset, report_platform,
+)
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.make import parse_make
@@ -79,12 +81,21 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     return result
 
 
-def port_make(text: str, path: str = "<input>", options: Options | None = None, verify: bool = True) -> Result:
-    """Port the GNU make source ``text``; raises ``ParseError`` for input make would reject."""
+def port_make(
+    text: str, path: str = "<input>", options: Options | None = None, verify: bool = True,
+    facts: MakeFacts | None = None,
+) -> Result:
+    """Port the GNU make source ``text``; raises ``ParseError`` for input make would reject.
+
+    ``facts`` carries what the other Makefiles of the same run define (compiler and
+    flag variables of an included common.mk); without it the file is read alone.
+    """
     options = options or Options()
     tree = parse_make(text, path)
-    ctx = MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH))
-    gather(ctx)
+    if facts is None:
+        facts = MakeFacts()
+        gather(tree, facts)
+    ctx = MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH), facts=facts)
     port_lines(ctx)
     report_platform(ctx)
     new = apply_spans(text, ctx.edits)
@@ -99,7 +110,7 @@ def port_make(text: str, path: str = "<input>", options: Options | None = None, 
         new = new[:at] + block + new[at:]
     result = Result(path, text, new, ctx.findings)
     if verify and new != text:
-        again = port_make(new, path, options, verify=False)
+        again = port_make(new, path, options, verify=False, facts=facts)
         if again.text != new:
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
     return result

@@ -14,6 +14,8 @@ from typing import Callable, Iterator
 from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
 from buildport.findings import Finding
 from buildport.passes.base import Options
+from buildport.passes.make import MakeFacts, gather
+from buildport.syntax.make import parse_make
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, decode, read_source, write_atomic
 
@@ -126,8 +128,10 @@ def expand_paths(paths: list[str], wanted: Callable[[str], bool]) -> list[str]:
 def port_files(paths: list[str], options: Options, stdin: bytes | None = None, kind: str = "cmake") -> Run:
     """Port every file; for CMake, the ROCm packages any file links are found where CUDA is."""
     run = Run()
+    paths = _unique(paths)
+    facts = _make_facts(paths) if kind == "make" else None
     for path in paths:
-        run.outcomes.append(_port_one(path, options, stdin, kind))
+        run.outcomes.append(_port_one(path, options, stdin, kind, facts))
     if kind != "cmake":
         return run
     packages: set[str] = set()
@@ -143,15 +147,44 @@ def port_files(paths: list[str], options: Options, stdin: bytes | None = None, k
     return run
 
 
-def _port_one(path: str, options: Options, stdin: bytes | None, kind: str = "cmake") -> FileOutcome:
+def _unique(paths: list[str]) -> list[str]:
+    """Each file once, however it was reached (``a/../common.mk`` and ``b/../common.mk``)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for p in paths:
+        key = p if p == "-" else os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            out.append(p if p == "-" else os.path.normpath(p))
+    return out
+
+
+def _make_facts(paths: list[str]) -> MakeFacts:
+    """Compiler, flag and architecture variables across all Makefiles of the run."""
+    facts = MakeFacts()
+    for path in paths:
+        if path == "-":
+            continue
+        try:
+            gather(parse_make(read_source(path).text, path), facts)
+        except (ParseError, InputError):
+            continue  # reported when the file itself is ported
+    return facts
+
+
+def _port_one(
+    path: str, options: Options, stdin: bytes | None, kind: str = "cmake", facts: MakeFacts | None = None
+) -> FileOutcome:
     try:
         if path == "-":
             data = stdin or b""
             source = SourceText("<stdin>", decode(data, "<stdin>"), "")
         else:
             source = read_source(path)
-        port = port_cmake if kind == "cmake" else port_make
-        result = port(source.text, source.path, options)
+        if kind == "cmake":
+            result = port_cmake(source.text, source.path, options)
+        else:
+            result = port_make(source.text, source.path, options, facts=facts)
     except (ParseError, InputError) as exc:
         return FileOutcome(path, error=str(exc))
     except UnstableRewrite as exc:

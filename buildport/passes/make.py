@@ -25,8 +25,19 @@ _ROOT_REF = re.compile(r"\$([({])(" + "|".join(sorted(ROOT_VARIABLES)) + r")[)}]
 _ARCH_NAME = re.compile(r"^(?:sm|compute|lto)_\d+[a-z]?$")
 _ADDPREFIX_XCOMPILER = re.compile(r"^\$[({]addprefix\s+(?:-Xcompiler|--compiler-options)\s*,(.*)[)}]$", re.S)
 _EVAL_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\+=|:=|\?=|=)\s*(.*?)\s*$", re.S)
-_REF = re.compile(r"^\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]$")
+_REF = re.compile(r"^\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]$")
+_REFS = re.compile(r"\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 _HIP_ARCH = "$(HIP_ARCH_FLAGS)"
+
+
+@dataclass(slots=True)
+class MakeFacts:
+    """What the Makefiles of one run say about each other (a variable set in common.mk, used elsewhere)."""
+
+    compiler_vars: set[str] = field(default_factory=lambda: {"NVCC"})
+    arch_vars: set[str] = field(default_factory=set)
+    flag_vars: set[str] = field(default_factory=set)
+    host_links: bool = False
 
 
 @dataclass(slots=True)
@@ -38,10 +49,8 @@ class MakeContext:
     offload_arch: tuple[str, ...]
     edits: dict[tuple[int, int], str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
-    compiler_vars: set[str] = field(default_factory=lambda: {"NVCC"})
-    arch_vars: set[str] = field(default_factory=set)
+    facts: MakeFacts = field(default_factory=MakeFacts)
     arch_given: set[str] = field(default_factory=set)
-    host_links: bool = False
     include_subdirs: list[str] = field(default_factory=list)
     root_defined: bool = False
     depth: int = 0  # conditional nesting of the line being ported
@@ -60,22 +69,43 @@ class MakeContext:
             self.edits[(span.start, span.end)] = text
 
 
-def gather(ctx: MakeContext) -> None:
-    """Compiler and architecture variables, and whether a host compiler links."""
-    for line in ctx.tree.lines:
+def gather(tree: MakeFile, facts: MakeFacts) -> None:
+    """Compiler, architecture and flag variables, and whether a host compiler links."""
+    text = tree.source
+    uses: dict[str, set[str]] = {}  # variable → variables its value refers to
+    for line in tree.lines:
         if isinstance(line, Assignment):
-            words = [w.of(ctx.text) for w in line.words(line.value)]
+            words = [w.of(text) for w in line.words(line.value)]
             if words and (NVCC_WORD.match(_paths(words[0])) or _paths(words[0]).endswith("/bin/hipcc")):
-                ctx.compiler_vars.add(line.variable)
+                facts.compiler_vars.add(line.variable)
             if words and all(_ARCH_NAME.match(w) for w in words):
-                ctx.arch_vars.add(line.variable)
-        elif isinstance(line, RecipeLine):
-            words = [w.of(ctx.text) for w in line.words(line.command)]
+                facts.arch_vars.add(line.variable)
+            uses.setdefault(line.variable, set()).update(_REFS.findall(line.value_text))
+    for line in tree.lines:
+        commands: list[str] = []
+        if isinstance(line, RecipeLine):
+            commands = [line.command_text]
+        elif isinstance(line, Define):
+            commands = line.body_text.splitlines()
+        for command in commands:
+            words = command.split()
             if words:
-                words[0] = words[0].lstrip("@-+") or (words.pop(0) and "")
-            words = [w for w in words if w]
-            if words and HOST_LINKERS.match(words[0]) and "-o" in words and "-c" not in words:
-                ctx.host_links = True
+                first = words[0].lstrip("@-+")
+                if HOST_LINKERS.match(first) and "-o" in words and "-c" not in words:
+                    facts.host_links = True
+            for i, word in enumerate(words):
+                m = _REF.match(word.lstrip("@-+"))
+                nvcc = NVCC_WORD.match(word.lstrip("@-+")) or (m is not None and m.group(1) in facts.compiler_vars)
+                if nvcc and _command_position(words, i):
+                    facts.flag_vars.update(_REFS.findall(" ".join(words[i + 1 :])))
+                    break
+    # flags flow: ALL_CCFLAGS += $(NVCCFLAGS) makes NVCCFLAGS a flag variable too
+    pending = list(facts.flag_vars)
+    while pending:
+        for used in uses.get(pending.pop(), ()):
+            if used not in facts.flag_vars:
+                facts.flag_vars.add(used)
+                pending.append(used)
 
 
 def port_lines(ctx: MakeContext) -> None:
@@ -124,14 +154,17 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         ctx.report(line.start, "make-path", Severity.INFO, f"{name} → ROCM_PATH (default /opt/rocm)", fixable=True)
         return
     words = [w.of(ctx.text) for w in line.words(line.value)]
-    if name in ctx.arch_vars:
+    if name in ctx.facts.arch_vars:
         ctx.replace(line.value, " ".join(ctx.offload_arch))
         ctx.report(line.value.start, "make-arch", Severity.INFO,
                    f"{name}: NVIDIA architectures {' '.join(words)} → AMD targets {' '.join(ctx.offload_arch)}",
                    fixable=True)
         return
-    flags = bool(FLAG_VARIABLE.match(name)) or any(is_nvcc_only(w) for w in words) or name in ctx.compiler_vars
-    emptied = _words(ctx, line.words(line.value), flags=flags, command=name in ctx.compiler_vars, variable=name)
+    flags = (
+        bool(FLAG_VARIABLE.match(name)) or any(is_nvcc_only(w) for w in words)
+        or name in ctx.facts.compiler_vars or name in ctx.facts.flag_vars
+    )
+    emptied = _words(ctx, line.words(line.value), flags=flags, command=name in ctx.facts.compiler_vars, variable=name)
     if emptied and line.operator == "+=":
         # `GENCODE_FLAGS += -gencode ...` after the target list is already there: the line goes
         for key in [k for k in ctx.edits if line.start <= k[0] and k[1] <= line.end]:
@@ -171,7 +204,7 @@ def _plain(ctx: MakeContext, span: Span | None) -> None:
 
 def _is_nvcc(ctx: MakeContext, word: str) -> bool:
     m = _REF.match(word)
-    return bool(NVCC_WORD.match(_paths(word))) or (m is not None and m.group(1) in ctx.compiler_vars)
+    return bool(NVCC_WORD.match(_paths(word))) or (m is not None and m.group(1) in ctx.facts.compiler_vars)
 
 
 def _define(ctx: MakeContext, line: Define) -> None:
@@ -215,12 +248,16 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
     words = [s.of(ctx.text) for s in spans]
     new: list[list[str] | None] = [None] * len(words)
     current = list(words)
-    runtime_seen = False
+    runtime_seen = define_seen = False
     for i, word in enumerate(words):
-        changed = _word(ctx, word, i == 0 and command, spans[i].start)
+        changed = _word(ctx, word, i == 0 and command, spans[i].start, flags)
         if changed.endswith("-lamdhip64") and changed != word:
             changed = "" if runtime_seen else changed  # -lcuda -lcudart: one HIP runtime
             runtime_seen = True
+        if changed.endswith(" -D__HIP_PLATFORM_AMD__"):
+            if define_seen:
+                changed = changed[: -len(" -D__HIP_PLATFORM_AMD__")]
+            define_seen = True
         if changed != word:
             new[i] = [changed] if changed else []
             current[i] = changed
@@ -247,12 +284,15 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
 def _arch_for(ctx: MakeContext, value: str) -> list[str] | None:
     """``-arch=$(ARCH)`` keeps ``ARCH`` as the user's knob, now holding AMD targets."""
     m = _REF.match(value)
-    if m is not None and m.group(1) in ctx.arch_vars:
+    if m is not None and m.group(1) in ctx.facts.arch_vars:
         return [f"$(addprefix --offload-arch=,{value})"]
     return None
 
 
-def _word(ctx: MakeContext, word: str, command: bool, offset: int) -> str:
+_HOST_INCLUDE = re.compile(r"^-I\$[({](?:ROCM_PATH[)}]/include|CUDA_INC(?:LUDE)?_(?:DIR|PATH)[)}])$")
+
+
+def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool = False) -> str:
     """One word: -Xcompiler prefixes, paths, libraries, the nvcc command itself."""
     m = _ADDPREFIX_XCOMPILER.match(word)
     if m:
@@ -263,6 +303,10 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int) -> str:
         return "$(HIPCC)"
     if new.startswith("-l"):
         return _library(ctx, new, offset)
+    if _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) and not flags \
+            and "__HIP_PLATFORM_AMD__" not in ctx.text:
+        # a host compiler that includes hip/hip_runtime.h must say which platform it targets
+        return f"{new} -D__HIP_PLATFORM_AMD__"
     return new
 
 
@@ -271,7 +315,7 @@ def _library(ctx: MakeContext, word: str, offset: int) -> str:
     if lib is None:
         return word
     if lib.runtime:
-        if ctx.host_links and lib.rocm_link:
+        if ctx.facts.host_links and lib.rocm_link:
             ctx.report(offset, "make-library", Severity.INFO, f"{word} → -lamdhip64 (a host compiler links)",
                        fixable=True)
             return "-L$(ROCM_PATH)/lib -lamdhip64" if "ROCM_PATH)/lib" not in ctx.text else "-lamdhip64"
@@ -346,9 +390,13 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
         for name, template in PRELUDE
         if name in wanted and not _defines(new_text, name)
     ]
-    subdirs = [d for d in ctx.include_subdirs if f"include/{d}" not in new_text]
-    if subdirs:
-        lines.append("HIPCC += " + " ".join(f"-I$(ROCM_PATH)/include/{d}" for d in subdirs))
+    extra = [f"-I$(ROCM_PATH)/include/{d}" for d in ctx.include_subdirs if f"include/{d}" not in new_text]
+    if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
+        # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
+        # to files it changes)
+        extra.insert(0, "-include hip/hip_runtime.h")
+    if extra:
+        lines.append("HIPCC += " + " ".join(extra))
     return "\n".join(lines)
 
 
