@@ -94,13 +94,6 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
 
 @main.command()
 @_rewrite_options
-@click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically).")
-@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
-@click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing.")
-@click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
-              help=f"AMD GPU targets, comma-separated (default: {','.join(DEFAULT_OFFLOAD_ARCH)}).")
-@click.option("--quiet", "-q", is_flag=True, help="Print no findings.")
-@click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten.")
 def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
           quiet: bool, verbose: bool) -> None:
     """Port CMakeLists.txt / *.cmake files (or every one below a directory; - reads stdin).
