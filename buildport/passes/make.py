@@ -60,9 +60,11 @@ class MakeContext:
         return self.tree.source
 
     def report(self, offset: int, rule: str, severity: Severity, message: str, suggestion: str = "",
-               fixable: bool = False) -> None:
+               fixable: bool = False, replacement: str = "") -> None:
         line, col = self.tree.line_col(offset)
-        self.findings.append(Finding(self.path, line, col, rule, severity, message, suggestion, fixable))
+        self.findings.append(
+            Finding(self.path, line, col, rule, severity, message, suggestion, fixable, replacement)
+        )
 
     def replace(self, span: Span, text: str) -> None:
         if span.of(self.text) != text:
@@ -151,14 +153,15 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
             ctx.replace(line.op, "?=")
             ctx.replace(line.value, "/opt/rocm")
             ctx.root_defined = ctx.root_defined or ctx.depth == 0
-        ctx.report(line.start, "make-path", Severity.INFO, f"{name} → ROCM_PATH (default /opt/rocm)", fixable=True)
+        ctx.report(line.start, "make-path", Severity.INFO, f"{name} → ROCM_PATH (default /opt/rocm)", fixable=True,
+                   replacement="ROCM_PATH ?= /opt/rocm")
         return
     words = [w.of(ctx.text) for w in line.words(line.value)]
     if name in ctx.facts.arch_vars:
         ctx.replace(line.value, " ".join(ctx.offload_arch))
         ctx.report(line.value.start, "make-arch", Severity.INFO,
                    f"{name}: NVIDIA architectures {' '.join(words)} → AMD targets {' '.join(ctx.offload_arch)}",
-                   fixable=True)
+                   fixable=True, replacement=" ".join(ctx.offload_arch))
         return
     flags = (
         bool(FLAG_VARIABLE.match(name)) or any(is_nvcc_only(w) for w in words)
@@ -271,8 +274,11 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
             ctx.report(spans[index].start, rule, Severity.WARNING, message)
         if result.architectures and variable:
             ctx.arch_given.add(variable)
-        if result.changed:
-            ctx.report(spans[0].start, "make-nvcc-flag", Severity.INFO, "nvcc flags → hipcc flags", fixable=True)
+        for i, words_i in enumerate(result.words):
+            if words_i is not None:
+                shown = " ".join(words_i)
+                ctx.report(spans[i].start, "make-nvcc-flag", Severity.INFO,
+                           f"{current[i]} → {shown or '(removed)'}", fixable=True, replacement=shown)
     if any(w and "-L$(ROCM_PATH)/lib" in w for w in current) or "-L$(ROCM_PATH)/lib" in words:
         new = [[x.replace("-L$(ROCM_PATH)/lib -lamdhip64", "-lamdhip64") for x in w] if w else w for w in new]
     for span, words_i in zip(spans, new):
@@ -299,10 +305,13 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         return m.group(1)
     new = _paths(word)
     if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
-        ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → $(HIPCC)", fixable=True)
+        ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → $(HIPCC)", fixable=True,
+                   replacement="$(HIPCC)")
         return "$(HIPCC)"
     if new.startswith("-l"):
         return _library(ctx, new, offset)
+    if new != word:
+        ctx.report(offset, "make-path", Severity.INFO, f"{word} → {new}", fixable=True, replacement=new)
     if _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) and not flags \
             and "__HIP_PLATFORM_AMD__" not in ctx.text:
         # a host compiler that includes hip/hip_runtime.h must say which platform it targets
@@ -317,10 +326,10 @@ def _library(ctx: MakeContext, word: str, offset: int) -> str:
     if lib.runtime:
         if ctx.facts.host_links and lib.rocm_link:
             ctx.report(offset, "make-library", Severity.INFO, f"{word} → -lamdhip64 (a host compiler links)",
-                       fixable=True)
+                       fixable=True, replacement="-lamdhip64")
             return "-L$(ROCM_PATH)/lib -lamdhip64" if "ROCM_PATH)/lib" not in ctx.text else "-lamdhip64"
         ctx.report(offset, "make-library", Severity.INFO, f"{word} dropped: hipcc links the HIP runtime",
-                   fixable=True)
+                   fixable=True, replacement="")
         return ""
     if not lib.rocm_link:
         ctx.report(offset, "make-library-unported", Severity.WARNING, f"{word}: {lib.note}",
@@ -328,7 +337,8 @@ def _library(ctx: MakeContext, word: str, offset: int) -> str:
         return word
     if lib.include_subdir and lib.include_subdir not in ctx.include_subdirs:
         ctx.include_subdirs.append(lib.include_subdir)
-    ctx.report(offset, "make-library", Severity.INFO, f"{word} → -l{lib.rocm_link}", fixable=True)
+    ctx.report(offset, "make-library", Severity.INFO, f"{word} → -l{lib.rocm_link}", fixable=True,
+               replacement=f"-l{lib.rocm_link}")
     return f"-l{lib.rocm_link}"
 
 
