@@ -5,12 +5,14 @@ Exit codes (the same for every subcommand):
 - 0: success; with ``--check``, nothing would change;
 - 1: ``--check`` only: at least one file would change;
 - 2: an input could not be processed (missing, binary, not valid CMake) or a
-  write failed; nothing was written for that file.
+  write failed; nothing was written for that file. Also an internal error
+  (a bug): one line, and a traceback only with ``--debug``.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from typing import Callable
 
@@ -26,6 +28,33 @@ from buildport.runner import (
 from buildport.textio import encode
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
+_DEBUG = "buildport.debug"
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[_DEBUG] = True  # meta is shared by the group and its subcommands
+
+
+#: ``--debug``, accepted before and after the subcommand name.
+_debug_option = click.option("--debug", is_flag=True, expose_value=False, callback=_set_debug,
+                             help="On an internal error, show the traceback.")
+
+
+class _Group(click.Group):
+    """Turns an unexpected exception into a one-line internal error and exit 2 (``--debug`` re-raises)."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            if ctx.meta.get(_DEBUG):
+                raise
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            click.echo(f"buildport: internal error: {type(exc).__name__}: {first} (--debug shows a traceback)", err=True)
+            sys.exit(EXIT_ERROR)
 
 
 def _arch_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
@@ -38,8 +67,9 @@ def _arch_list(_ctx: click.Context, _param: click.Parameter, value: str | None) 
     return archs
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="buildport")
+@_debug_option
 def main() -> None:
     """Port the build system of a CUDA project to AMD ROCm/HIP.
 
@@ -51,6 +81,7 @@ def main() -> None:
 def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
     """The options every rewriting subcommand shares."""
     for option in reversed((
+        _debug_option,
         click.argument("paths", nargs=-1, required=True),
         click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically)."),
         click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."),
@@ -81,7 +112,10 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
     if sum((in_place, show_diff, check)) > 1:
         raise click.UsageError("choose one of --in-place, --diff and --check")
     wanted = is_cmake_file if kind == "cmake" else is_make_file
-    files = expand_paths(list(paths), wanted)
+    skipped: list[str] = []
+    files = expand_paths(list(paths), wanted, skipped)
+    for note in skipped:
+        click.echo(note, err=True)
     if kind == "make":
         files += included_makefiles([f for f in files if f != "-"])
     if not files:
@@ -105,6 +139,10 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
 
 
 def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:
+    if click.get_current_context().meta.get(_DEBUG):
+        for o in run.outcomes:
+            if o.exception is not None:
+                raise o.exception
     _print_findings(run.findings, quiet, verbose)
     errors = list(run.errors)
     if in_place:
@@ -195,3 +233,34 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
     if report.errors:
         sys.exit(EXIT_ERROR)
     sys.exit(1 if report.at_or_above(Severity[fail_on.upper()]) else EXIT_OK)
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=str))
+@click.option("--out", "out", default=None, metavar="DIR2", help="Migrate a copy in DIR2; DIRECTORY stays as it is.")
+@click.option("--in-place", "-i", is_flag=True, help="Migrate DIRECTORY itself (refused on a dirty git tree).")
+@click.option("--force", is_flag=True, help="With --in-place: go ahead on a dirty git work tree.")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the diff; write nothing.")
+@click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
+              help=f"AMD GPU targets, comma-separated (default: {','.join(DEFAULT_OFFLOAD_ARCH)}).")
+@click.option("--hipify", "hipify", default=None, metavar="PATH", help="The hipify engine to run.")
+@click.option("--rename-sources", type=click.Choice(["keep", "hip"]), default="keep", show_default=True,
+              help="Keep .cu names (HIP compiles them once the build says so) or rename them to .hip.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1, show_default="all cores",
+              help="Parallel hipify runs.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only errors.")
+@click.option("--verbose", "-v", is_flag=True, help="Print every finding that needs a person.")
+def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
+            offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
+            quiet: bool, verbose: bool) -> None:
+    """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
+    write MIGRATION.md and migration.json (what changed, what a person still has to do).
+
+    Without --out or --in-place: in place in a git work tree, else into DIRECTORY-hip.
+    Exit codes: 0 success (also: nothing left to change), 2 the migration could not
+    be done (nothing was written).
+    """
+    from buildport.migrate_cli import run_migration
+
+    sys.exit(run_migration(directory, out, in_place, force, dry_run, offload_arch, hipify, rename_sources,
+                           jobs, quiet, verbose))

@@ -1,7 +1,8 @@
 """Many files: discover build files below a directory and port each one.
 
 Discovery skips hidden directories, build trees (a ``CMakeCache.txt`` or a
-``CMakeFiles/`` marks one) and directory links that leave the root.
+``CMakeFiles/`` marks one) and directory links that leave the root; it also
+skips, with a message, file links that leave the root and binary files.
 """
 
 from __future__ import annotations
@@ -35,9 +36,17 @@ def is_build_tree(path: Path) -> bool:
     return (path / "CMakeCache.txt").exists() or (path / "CMakeFiles").is_dir()
 
 
-def discover(root: Path, wanted: Callable[[str], bool]) -> Iterator[Path]:
-    """Build files below ``root`` in a stable order."""
+def discover(root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None) -> Iterator[Path]:
+    """Build files below ``root`` in a stable order.
+
+    A file link that leaves ``root`` is never yielded (so never written through),
+    nor is a binary file; each gets a message in ``skipped``. A link inside the
+    root comes after the real files, and only if its target was not yielded, so
+    that no file is ported twice.
+    """
     real_root = root.resolve()
+    seen: set[Path] = set()
+    links: list[Path] = []
     for folder, dirs, files in os.walk(root):
         here = Path(folder)
         kept = []
@@ -51,7 +60,32 @@ def discover(root: Path, wanted: Callable[[str], bool]) -> Iterator[Path]:
         dirs[:] = kept
         for name in sorted(files):
             if wanted(name):
+                reason = _skip_reason(here / name, real_root)
+                if reason:
+                    if skipped is not None:
+                        skipped.append(f"{here / name}: skipped: {reason}")
+                    continue
+                if (here / name).is_symlink():
+                    links.append(here / name)
+                    continue
+                seen.add((here / name).resolve())
                 yield here / name
+    for link in links:
+        if link.resolve() not in seen:
+            seen.add(link.resolve())
+            yield link
+
+
+def _skip_reason(path: Path, real_root: Path) -> str:
+    """Why a discovered file must be left alone, or ``""``."""
+    if path.is_symlink() and not _inside(path.resolve(), real_root):
+        return f"symbolic link to {path.resolve()}, outside {real_root}"
+    try:
+        with open(path, "rb") as handle:
+            binary = b"\x00" in handle.read()
+    except OSError:
+        return ""  # reading it again reports the error
+    return "binary file (contains NUL bytes)" if binary else ""
 
 
 def included_makefiles(files: list[str]) -> list[str]:
@@ -88,6 +122,8 @@ class FileOutcome:
     result: Result | None = None
     source: SourceText | None = None
     error: str = ""
+    #: An unexpected exception behind ``error`` (a bug); the CLI re-raises it with --debug.
+    exception: Exception | None = None
 
 
 @dataclass(slots=True)
@@ -113,13 +149,13 @@ class Run:
         return [o for o in self.outcomes if o.result is not None and o.result.changed]
 
 
-def expand_paths(paths: list[str], wanted: Callable[[str], bool]) -> list[str]:
-    """Files as given, directories expanded, ``-`` kept for standard input."""
+def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None) -> list[str]:
+    """Files as given, directories expanded (see :func:`discover`), ``-`` kept for standard input."""
     out: list[str] = []
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir() and not wanted(path.name):
-            out.extend(str(f) for f in discover(path, wanted))
+            out.extend(str(f) for f in discover(path, wanted, skipped))
         else:
             out.append(p)
     return out
@@ -188,7 +224,12 @@ def _port_one(
     except (ParseError, InputError) as exc:
         return FileOutcome(path, error=str(exc))
     except UnstableRewrite as exc:
-        return FileOutcome(path, error=f"{exc} (internal error: please report it with this file)")
+        return FileOutcome(path, error=f"{exc} (internal error: please report it with this file)", exception=exc)
+    except Exception as exc:  # a bug in a pass must not stop the other files
+        message = str(exc).splitlines()[0] if str(exc) else ""
+        error = (f"{path}: internal error: {type(exc).__name__}: {message} "
+                 "(please report it with this file; --debug shows a traceback)")
+        return FileOutcome(path, error=error, exception=exc)
     return FileOutcome(path, result, source)
 
 

@@ -2,31 +2,50 @@
 
 Text is decoded as UTF-8 with ``surrogateescape``, so Latin-1 or broken bytes
 survive a round trip exactly; a UTF-8 BOM stays part of the text. Files with a NUL
-byte are binary and refused. Writes go through a temporary file in the same
-directory and ``os.replace``, keeping the file's mode, and refuse to replace a
-file whose content changed since it was read.
+byte are binary and refused, with the position of the first NUL. Writes go
+through a temporary file in the same directory and ``os.replace``, keeping the
+file's mode; they refuse to replace a file whose content changed since it was
+read or that has no write permission, write through symbolic links instead of
+replacing them, and hold back SIGINT/SIGTERM while the temporary file exists.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import signal
 import stat
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
+#: Any of CRLF, LF and a lone CR ends a line, as in the parsers' positions.
+_LINE_END = re.compile(rb"\r\n|\n|\r")
+#: Signals held back while a file is being replaced, so that an interrupt lands
+#: before the temporary file exists or after the rename, never in between.
+_HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM} | ({signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()))
 
 
 class InputError(Exception):
-    """A file that cannot be processed at all (missing, binary, unreadable)."""
+    """A file that cannot be processed at all (missing, binary, unreadable).
 
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: error: {message}")
+    ``line`` and ``col`` (1-based) are set when the problem has a place in the
+    file, such as the first NUL byte of a binary file; the message then reads
+    ``path:line:col: error: ...`` like a parse error.
+    """
+
+    def __init__(self, path: str, message: str, line: int = 0, col: int = 0) -> None:
+        where = f"{path}:{line}:{col}" if line else path
+        super().__init__(f"{where}: error: {message}")
         self.path = path
         self.message = message
+        self.line = line
+        self.col = col
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +59,20 @@ class SourceText:
 
 def decode(data: bytes, path: str = "<input>") -> str:
     """Bytes to text, byte-exact on the way back; binary data is refused."""
-    if b"\x00" in data:
-        raise InputError(path, "binary file (contains NUL bytes); skipped")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        lines = _LINE_END.split(data[:nul])
+        raise InputError(path, "binary file (contains NUL bytes); skipped", len(lines), len(lines[-1]) + 1)
     return data.decode(ENCODING, ERRORS)
 
 
 def encode(text: str) -> bytes:
+    """Text from :func:`decode` back to the exact bytes it came from."""
     return text.encode(ENCODING, ERRORS)
 
 
 def digest(data: bytes) -> str:
+    """The SHA-256 of ``data``, as hex: what a file must still hash to when it is replaced."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -71,26 +94,49 @@ def read_source(path: str | os.PathLike[str]) -> SourceText:
 def write_atomic(source: SourceText, new_text: str) -> None:
     """Replace ``source.path`` with ``new_text``; all or nothing.
 
-    The file is checked against the digest it had when read; a temporary file in
-    the same directory gets the new bytes and the old mode, is flushed to disk, and
-    is renamed over the original. On any failure the original is left as it was.
+    A symbolic link is written through: the file it points to is replaced and
+    the link stays a link (callers decide which links may be followed). A file
+    without any write permission bit is refused, even for root. The file is
+    checked against the digest it had when read; a temporary file in the same
+    directory gets the new bytes and the old mode (and owner, where allowed), is
+    flushed to disk, and is renamed over the original. SIGINT, SIGTERM and
+    SIGHUP are held back from creating the temporary file until it is renamed or
+    removed, so an interrupted run leaves no temporary file. On any failure the
+    original is left as it was.
     """
-    target = Path(source.path)
+    target = Path(os.path.realpath(source.path))
     data = encode(new_text)
     try:
         current = target.read_bytes()
+        info = target.stat()
     except OSError as exc:
         raise InputError(source.path, f"cannot re-read before writing: {exc.strerror or exc}") from None
     if digest(current) != source.digest:
         raise InputError(source.path, "file changed while buildport was running; not written")
-    mode = stat.S_IMODE(target.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".buildport-tmp", dir=target.parent)
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise InputError(source.path, "file is read-only; not written")
+    with _signals_held():
+        _replace(target, data, info, source.path)
+
+
+def _replace(target: Path, data: bytes, info: os.stat_result, shown: str) -> None:
+    """Write ``data`` to a temporary file beside ``target`` and rename it over ``target``."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".buildport-tmp", dir=target.parent)
+    except OSError as exc:
+        raise InputError(shown, f"cannot write: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(tmp, info.st_uid, info.st_gid)
+            except PermissionError:
+                pass  # an ordinary user cannot give a file away; the mode is kept all the same
         os.replace(tmp, target)
     except BaseException as exc:
         try:
@@ -98,5 +144,18 @@ def write_atomic(source: SourceText, new_text: str) -> None:
         except OSError:
             pass
         if isinstance(exc, OSError):
-            raise InputError(source.path, f"cannot write: {exc.strerror or exc}") from None
+            raise InputError(shown, f"cannot write: {exc.strerror or exc}") from None
         raise
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Block the interrupting signals for the duration (where the platform can)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)

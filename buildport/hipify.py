@@ -1,0 +1,115 @@
+"""Find and run a hipify engine (hipify-perl or hipify-clang) on source files.
+
+The engine runs without a shell, with an argument list, a timeout and its
+stderr captured; its translation is read from stdout and written by buildport
+itself (atomically), so the engine never touches the tree. A run that converts
+nothing leaves the file as it was: hipify-perl adds a second
+``#include "hip/hip_runtime.h"`` to an already converted file otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from buildport.textio import decode
+
+ENGINES = ("hipify-perl", "hipify-clang")
+INSTALL_HINT = (
+    "install one: ROCm ships hipify-perl and hipify-clang in $ROCM_PATH/bin; on Debian/Ubuntu the package "
+    "'hipify-perl' (Debian 13 and later) provides hipify-perl; or name one with --hipify PATH"
+)
+
+
+class EngineMissing(Exception):
+    """No hipify engine where buildport looked."""
+
+    def __init__(self, searched: list[str]) -> None:
+        super().__init__(
+            "no hipify engine found; looked for "
+            + ", ".join(ENGINES) + " in: " + ", ".join(searched) + ". " + INSTALL_HINT
+        )
+        self.searched = searched
+
+
+def find_engine(explicit: str | None = None) -> Path:
+    """``--hipify PATH``, else PATH, $ROCM_PATH/bin, $HIP_PATH/bin, /opt/rocm/bin."""
+    if explicit:
+        path = Path(explicit)
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+        found = shutil.which(explicit)
+        if found:
+            return Path(found)
+        raise EngineMissing([explicit])
+    searched = ["PATH"]
+    for name in ENGINES:
+        found = shutil.which(name)
+        if found:
+            return Path(found)
+    for variable in ("ROCM_PATH", "HIP_PATH"):
+        root = os.environ.get(variable)
+        if root:
+            searched.append(f"${variable}/bin ({root}/bin)")
+            for name in ENGINES:
+                candidate = Path(root) / "bin" / name
+                if candidate.is_file() and os.access(candidate, os.X_OK):
+                    return candidate
+    searched.append("/opt/rocm/bin")
+    for name in ENGINES:
+        candidate = Path("/opt/rocm/bin") / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise EngineMissing(searched)
+
+
+@dataclass(slots=True)
+class HipifyResult:
+    """One file through the engine."""
+
+    path: str
+    text: str | None = None  # the translation; None when the engine failed
+    converted: int = 0
+    unconverted: int = 0
+    warnings: list[str] = field(default_factory=list)
+    error: str = ""
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+_STAT = re.compile(r"^\s*([A-Z][A-Za-z ]+?)(?: count)?:\s*(\d+)\s*$")
+
+
+def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: float = 300.0) -> HipifyResult:
+    """Translate one file; the file itself is not written."""
+    result = HipifyResult(str(path))
+    args = [str(engine)]
+    if engine.name.startswith("hipify-perl"):
+        args += ["-print-stats", str(path)]
+    else:  # hipify-clang: stdout output, include dirs from the build
+        args += ["--print-stats", "-o", "-", str(path), "--"] + [f"-I{d}" for d in include_dirs] + ["-x", "cuda"]
+    try:
+        done = subprocess.run(args, capture_output=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        result.error = f"{engine.name} timed out after {timeout:.0f} s"
+        return result
+    except OSError as exc:
+        result.error = f"{engine.name} could not run: {exc}"
+        return result
+    stderr = done.stderr.decode("utf-8", "replace")
+    for line in stderr.splitlines():
+        if "warning" in line.lower():
+            result.warnings.append(line.strip())
+        m = _STAT.match(line)
+        if m:
+            result.stats[m.group(1).strip().lower()] = int(m.group(2))
+    result.converted = result.stats.get("converted refs", 0)
+    result.unconverted = result.stats.get("unconverted refs", 0)
+    if done.returncode != 0:
+        result.error = f"{engine.name} exited with {done.returncode}: {stderr.strip()[-400:]}"
+        return result
+    result.text = decode(done.stdout, str(path))
+    return result

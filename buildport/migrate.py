@@ -1,0 +1,287 @@
+"""``buildport migrate``: a whole CUDA project to HIP, with a report of what is left.
+
+Plan first (discover build files, resolve the sources they reference, hipify
+them in memory, port the build files), then write: every file through a
+temporary file and ``os.replace``, never outside the target root, never
+through a symbolic link. Nothing is written when the plan fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from buildport.findings import Finding, Severity
+from buildport.hipify import HipifyResult, find_engine, run_engine
+from buildport.passes.base import Options
+from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file, port_files
+from buildport.sourcescan import scan_source
+from buildport.sources import SourceSet, add_headers, cmake_sources, make_sources, unreferenced
+from buildport.textio import InputError, SourceText, read_source, write_atomic
+
+
+class MigrationError(Exception):
+    """The migration cannot go ahead; nothing was written."""
+
+
+@dataclass(slots=True)
+class Change:
+    """One file the migration writes."""
+
+    path: Path
+    source: SourceText
+    new_text: str
+    kind: str  # "cmake", "make", "source"
+    hipify: HipifyResult | None = None
+
+
+@dataclass(slots=True)
+class Plan:
+    """Everything the migration would do, computed before anything is written."""
+
+    root: Path
+    build_files: list[Path] = field(default_factory=list)
+    sources: SourceSet = field(default_factory=SourceSet)
+    changes: list[Change] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    unreferenced: list[Path] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    hipify_failures: list[tuple[str, str]] = field(default_factory=list)
+    engine: str = ""
+
+    def relative(self, path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(self.root.resolve()))
+        except ValueError:
+            return str(path)
+
+
+def is_git_tree(path: Path) -> bool:
+    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"],
+                          capture_output=True, check=False)
+    return done.returncode == 0 and done.stdout.strip() == b"true"
+
+
+def git_dirty(path: Path) -> bool:
+    done = subprocess.run(["git", "-C", str(path), "status", "--porcelain"], capture_output=True, check=False)
+    return bool(done.stdout.strip())
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """Copy a project; links stay links (their targets, maybe outside, are never copied)."""
+    if target.exists() and any(target.iterdir()):
+        raise MigrationError(f"{target}: the output directory exists and is not empty")
+    if target.resolve() == source.resolve() or source.resolve() in target.resolve().parents:
+        raise MigrationError(f"{target}: the output directory must not be inside {source}")
+    shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".git"))
+
+
+def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
+              progress: Callable[[str], None] | None = None) -> Plan:
+    """Read the tree and compute every change; writes nothing."""
+    plan = Plan(root)
+    engine = find_engine(engine_path)
+    plan.engine = str(engine)
+    cmake_files = list(discover(root, is_cmake_file))
+    make_files = list(discover(root, is_make_file))
+    make_files += [Path(p) for p in included_makefiles([str(p) for p in make_files])]
+    plan.build_files = [p for p in cmake_files + make_files if not _link_out(p, root, plan)]
+    for path in plan.build_files:
+        (cmake_sources if is_cmake_file(path.name) else make_sources)(path, root, plan.sources)
+    add_headers(plan.sources, root)
+    every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")))]
+    plan.unreferenced = unreferenced(root, plan.sources, every)
+    _plan_sources(plan, engine, jobs, progress)
+    _plan_build(plan, options, cmake_files, make_files)
+    return plan
+
+
+def _link_out(path: Path, root: Path, plan: Plan) -> bool:
+    if path.is_symlink():
+        plan.skipped.append((plan.relative(path), "a symbolic link; not followed, not written"))
+        return True
+    return False
+
+
+def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str], None] | None) -> None:
+    files = sorted(plan.sources.all)
+    include_dirs = sorted(plan.sources.include_dirs)
+
+    def one(path: Path) -> HipifyResult:
+        result = run_engine(engine, path, include_dirs)
+        if progress is not None:
+            progress(str(path))
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        results = list(pool.map(one, files))
+    for path, result in zip(files, results):
+        if result.error or result.text is None:
+            plan.hipify_failures.append((plan.relative(path), result.error or "no output"))
+            continue
+        try:
+            source = read_source(path)
+        except InputError as exc:
+            plan.skipped.append((plan.relative(path), exc.message))
+            continue
+        if result.converted and result.text != source.text:
+            plan.changes.append(Change(path, source, result.text, "source", result))
+        text = result.text if result.converted else source.text
+        plan.findings.extend(
+            f for f in scan_source(text, plan.relative(path))
+        )
+
+
+def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_files: list[Path]) -> None:
+    for kind, files in (("cmake", cmake_files), ("make", make_files)):
+        names = [str(p) for p in files if p in plan.build_files]
+        if not names:
+            continue
+        run = port_files(names, options, None, kind)
+        for outcome in run.outcomes:
+            if outcome.error:
+                raise MigrationError(outcome.error)
+            assert outcome.result is not None and outcome.source is not None
+            relative = plan.relative(Path(outcome.path))
+            plan.findings.extend(
+                Finding(relative, f.line, f.col, f.rule, f.severity, f.message, f.suggestion, f.fixable,
+                        f.replacement)
+                for f in outcome.result.findings if f.severity >= Severity.WARNING
+            )
+            if outcome.result.changed:
+                plan.changes.append(Change(Path(outcome.path), outcome.source, outcome.result.text, kind))
+
+
+def apply(plan: Plan) -> None:
+    """Write every change (atomically); refuses anything outside the root or through a link."""
+    root = plan.root.resolve()
+    for change in plan.changes:
+        target = change.path
+        if target.is_symlink() or root not in target.resolve().parents:
+            raise MigrationError(f"{target}: outside {root} or a symbolic link; not written")
+    for change in plan.changes:
+        write_atomic(change.source, change.new_text)
+
+
+def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
+    """MIGRATION.md (for people) and migration.json (for tools)."""
+    changed = [{"path": plan.relative(c.path), "kind": c.kind,
+                "hipify": None if c.hipify is None else {
+                    "converted": c.hipify.converted, "unconverted": c.hipify.unconverted,
+                    "warnings": c.hipify.warnings}}
+               for c in sorted(plan.changes, key=lambda c: plan.relative(c.path))]
+    def entry(f: Finding) -> dict[str, object]:
+        return {"path": f.path, "line": f.line, "col": f.col, "rule": f.rule, "severity": str(f.severity),
+                "message": f.message.split("\n")[0].split(". ")[0], "suggestion": f.suggestion}
+
+    ordered = sorted(plan.findings, key=Finding.sort_key)
+    remaining = [entry(f) for f in ordered if f.severity >= Severity.WARNING]
+    notes = [entry(f) for f in ordered if f.severity < Severity.WARNING]
+    arch = ";".join(options.offload_arch)
+    commands = _build_commands(plan, arch)
+    data: dict[str, object] = {
+        "format": "buildport-migration", "version": 1, "engine": plan.engine,
+        "offload_arch": list(options.offload_arch),
+        "changed": changed, "remaining": remaining, "notes": notes,
+        "unreferenced": [plan.relative(p) for p in plan.unreferenced],
+        "skipped": [{"path": p, "why": w} for p, w in plan.skipped],
+        "hipify_failures": [{"path": p, "error": e} for p, e in plan.hipify_failures],
+        "build_commands": commands,
+    }
+    lines = ["# Migration to HIP", "", f"Engine: `{plan.engine}`. AMD targets: `{arch}`.", "",
+             f"## Files changed ({len(changed)})", ""]
+    for c in sorted(plan.changes, key=lambda c: plan.relative(c.path)):
+        h = c.hipify
+        extra = f" — hipify: {h.converted} converted, {len(h.warnings)} warnings" if h is not None else ""
+        lines.append(f"- `{plan.relative(c.path)}` ({c.kind}){extra}")
+    lines += ["", f"## What a person still has to do ({len(remaining)})", ""]
+    lines += [f"- `{r['path']}:{r['line']}:{r['col']}` {r['severity']} [{r['rule']}]: {r['message']}"
+              for r in remaining] or ["- nothing found"]
+    if notes:
+        lines += ["", f"{len(notes)} notes of lesser weight (performance, style) are listed in migration.json."]
+    if plan.unreferenced:
+        lines += ["", "## CUDA sources no build file references (not converted)", ""]
+        lines += [f"- `{plan.relative(p)}`" for p in plan.unreferenced]
+    if plan.skipped or plan.hipify_failures:
+        lines += ["", "## Skipped", ""]
+        lines += [f"- `{p}`: {w}" for p, w in plan.skipped + plan.hipify_failures]
+    lines += ["", "## Build it", "", "```sh", *commands, "```", ""]
+    return "\n".join(lines), data
+
+
+def _build_commands(plan: Plan, arch: str) -> list[str]:
+    names = {p.name for p in plan.build_files if p.parent.resolve() == plan.root.resolve()}
+    if "CMakeLists.txt" in names:
+        return [f'cmake -S . -B build -DCMAKE_HIP_ARCHITECTURES="{arch}"', "cmake --build build"]
+    if names & {"Makefile", "makefile", "GNUmakefile"}:
+        return [f'make ROCM_PATH=/opt/rocm HIP_OFFLOAD_ARCH="{arch.replace(";", " ")}"']
+    return ["(no top-level build file: build each directory as before)"]
+
+
+def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
+    """A file that did not exist: written under a temporary name, then renamed into place."""
+    from buildport.textio import encode
+
+    temporary = path.with_name(f".{path.name}.buildport-tmp")
+    temporary.write_bytes(encode(text))
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)
+
+
+def write_reports(plan: Plan, options: Options) -> None:
+    text, data = report(plan, options)
+    for name, content in (("MIGRATION.md", text), ("migration.json", json.dumps(data, indent=2) + "\n")):
+        _write_new(plan.root / name, content)
+
+
+def renames(plan: Plan) -> dict[Path, Path]:
+    """``--rename-sources hip``: every referenced .cu becomes .hip; refuses stem collisions."""
+    mapping: dict[Path, Path] = {}
+    for source in sorted(plan.sources.sources):
+        if source.suffix != ".cu":
+            continue
+        target = source.with_suffix(".hip")
+        clash = [p for p in plan.sources.all if p != source and p.parent == source.parent and p.stem == source.stem
+                 and p.suffix in (".cpp", ".cc", ".cxx", ".c", ".hip")]
+        if target.exists() or clash:
+            other = plan.relative(clash[0]) if clash else plan.relative(target)
+            raise MigrationError(
+                f"{plan.relative(source)} would become {plan.relative(target)}, colliding with {other} "
+                "(one object file for two sources); rename one of them first, or keep .cu names"
+            )
+        mapping[source] = target
+    return mapping
+
+
+def apply_renames(plan: Plan, mapping: dict[Path, Path]) -> None:
+    """Rename sources and say so in the build files' new text."""
+    import re
+
+    by_name = {old.name: new.name for old, new in mapping.items()}
+    pattern = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(n) for n in by_name) + r")(?![\w.-])") \
+        if by_name else None
+    for edited in plan.changes:
+        if edited.kind != "source" and pattern is not None:
+            edited.new_text = pattern.sub(lambda m: by_name[m.group(1)], edited.new_text)
+            edited.new_text = edited.new_text.replace("%.cu", "%.hip").replace("*.cu", "*.hip")
+    changed = {c.path.resolve(): c for c in plan.changes}
+    for build in plan.build_files:
+        if build.resolve() not in changed and pattern is not None:
+            source = read_source(build)
+            text = pattern.sub(lambda m: by_name[m.group(1)], source.text)
+            if text != source.text:
+                plan.changes.append(Change(build, source, text, "cmake" if is_cmake_file(build.name) else "make"))
+    for old, new in mapping.items():
+        change = changed.get(old.resolve())
+        text = change.new_text if change is not None else read_source(old).text
+        _write_new(new, text, old.stat().st_mode & 0o7777)
+        old.unlink()
+        if change is not None:
+            plan.changes.remove(change)

@@ -1,0 +1,116 @@
+"""The ``buildport migrate`` command: modes, safety checks and what it prints."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from buildport.findings import Severity
+from buildport.hipify import EngineMissing, find_engine
+from buildport.migrate import (
+    MigrationError, Plan, apply, apply_renames, copy_tree, git_dirty, is_git_tree, make_plan, renames,
+    write_reports,
+)
+from buildport.passes.base import Options
+from buildport.syntax.errors import ParseError
+from buildport.textio import InputError
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+def run_migration(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
+                  offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
+                  quiet: bool, verbose: bool) -> int:
+    root = Path(directory)
+    if not root.is_dir():
+        click.echo(f"{directory}: error: not a directory", err=True)
+        return EXIT_ERROR
+    if in_place and out:
+        click.echo("error: choose --out or --in-place, not both", err=True)
+        return EXIT_ERROR
+    git = is_git_tree(root)
+    if not in_place and out is None:
+        if git:
+            in_place = True
+        else:
+            out = str(root.resolve().with_name(root.resolve().name + "-hip"))
+    if in_place and git and not force and not dry_run and git_dirty(root):
+        click.echo(f"{directory}: error: the git work tree has uncommitted changes; commit or stash them, "
+                   "or pass --force", err=True)
+        return EXIT_ERROR
+    try:
+        find_engine(hipify)
+    except EngineMissing as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_ERROR
+    options = Options(offload_arch)
+    if dry_run:
+        return _dry_run(root, options, hipify, jobs, rename_sources)
+    target = root if in_place else Path(out or "")
+    created = False
+    try:
+        if not in_place:
+            created = not target.exists()
+            copy_tree(root, target)
+        plan = _plan(target, options, hipify, jobs, quiet)
+        mapping = renames(plan) if rename_sources == "hip" else {}
+        if not plan.changes and not mapping:
+            if not quiet:
+                click.echo(f"{target}: already migrated; nothing to change")
+            return EXIT_OK
+        apply_renames(plan, mapping)
+        apply(plan)
+        write_reports(plan, options)
+    except (MigrationError, ParseError, InputError) as exc:
+        if created:
+            shutil.rmtree(target, ignore_errors=True)
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_ERROR
+    if not quiet:
+        _summary(plan, target, verbose)
+    return EXIT_OK
+
+
+def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool) -> Plan:
+    if quiet or not sys.stderr.isatty():
+        return make_plan(target, options, hipify, jobs)
+    with click.progressbar(length=0, label="hipify", file=sys.stderr) as bar:
+        return make_plan(target, options, hipify, jobs, progress=lambda _path: bar.update(1))
+
+
+def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename_sources: str) -> int:
+    try:
+        plan = make_plan(root, options, hipify, jobs)
+        mapping = renames(plan) if rename_sources == "hip" else {}
+    except (MigrationError, ParseError, InputError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_ERROR
+    click.echo("Plan (dry run: nothing is written)")
+    for change in sorted(plan.changes, key=lambda c: str(c.path)):
+        verb = "hipify" if change.kind == "source" else f"rewrite ({change.kind})"
+        click.echo(f"  {verb:18} {plan.relative(change.path)}")
+    for old, new in mapping.items():
+        click.echo(f"  {'rename':18} {plan.relative(old)} -> {plan.relative(new)}")
+    for path in plan.unreferenced:
+        click.echo(f"  {'not referenced':18} {plan.relative(path)}")
+    for change in plan.changes:
+        name = plan.relative(change.path)
+        sys.stdout.writelines(difflib.unified_diff(change.source.text.splitlines(keepends=True),
+                                                   change.new_text.splitlines(keepends=True),
+                                                   f"a/{name}", f"b/{name}"))
+    return EXIT_OK
+
+
+def _summary(plan: Plan, target: Path, verbose: bool) -> None:
+    sources = sum(1 for c in plan.changes if c.kind == "source")
+    builds = len(plan.changes) - sources
+    human = [f for f in plan.findings if f.severity >= Severity.WARNING]
+    click.echo(f"{target}: {sources} sources hipified, {builds} build files rewritten, "
+               f"{len(human)} findings need a person (see MIGRATION.md)")
+    if verbose:
+        for finding in human:
+            click.echo(finding.format(), err=True)
