@@ -80,6 +80,8 @@ def _buildport_port() -> Callable[[str], Outcome]:
             port_cmake(text, "bench/CMakeLists.txt")
         except ParseError:
             return False, False
+        except RecursionError:  # a pass's bug, counted as a failure rather than ending the run
+            return False, False
         return True, True
 
     return run
@@ -207,6 +209,7 @@ def _concatenate(texts: list[str], target: int) -> str:
     total = 0
     while total < target and texts:
         for text in texts:
+            text = text.removeprefix("\ufeff")  # a byte-order mark may only open a file
             parts.append(text if text.endswith(("\n", "\r")) else text + "\n")
             total += len(parts[-1])
             if total >= target:
