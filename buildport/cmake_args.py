@@ -97,7 +97,13 @@ def split_genex(word: str) -> tuple[str, str, str] | None:
     return None
 
 
-def translate_flag_words(words: list[str], arch_words: list[str]) -> tuple[list[str | None], Translation]:
+#: Generator expressions nested deeper than this are left as they are (no real file comes close).
+MAX_GENEX_DEPTH = 32
+
+
+def translate_flag_words(
+    words: list[str], arch_words: list[str], depth: int = 0
+) -> tuple[list[str | None], Translation]:
     """nvcc → HIP over a list of words that may hold generator expressions.
 
     Returns the new text of each word (``None``: unchanged, ``""``: removed) and the
@@ -106,14 +112,14 @@ def translate_flag_words(words: list[str], arch_words: list[str]) -> tuple[list[
     plain: list[str] = []
     nested: dict[int, str | None] = {}
     for i, word in enumerate(words):
-        parts = split_genex(word)
+        parts = split_genex(word) if depth < MAX_GENEX_DEPTH else None
         if parts is None:
             plain.append(word)
             continue
         plain.append("")  # opaque to the outer translation
         head, body, tail = parts
         separator = " " if head == "SHELL:" else ";"
-        nested[i] = _translate_body(head, body, tail, separator, arch_words)
+        nested[i] = _translate_body(head, body, tail, separator, arch_words, depth + 1)
     outer = translate(plain, arch_words)
     result: list[str | None] = []
     for i, word in enumerate(words):
@@ -126,10 +132,12 @@ def translate_flag_words(words: list[str], arch_words: list[str]) -> tuple[list[
     return result, outer
 
 
-def _translate_body(head: str, body: str, tail: str, separator: str, arch_words: list[str]) -> str | None:
+def _translate_body(
+    head: str, body: str, tail: str, separator: str, arch_words: list[str], depth: int
+) -> str | None:
     spans = word_spans(body, " \t;" if separator == " " else ";")
     inner_words = [body[a:b] for a, b in spans]
-    new_words, _ = translate_flag_words(inner_words, arch_words)
+    new_words, _ = translate_flag_words(inner_words, arch_words, depth)
     if all(w is None for w in new_words):
         return None
     kept: list[str] = []

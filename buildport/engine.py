@@ -20,6 +20,7 @@ from buildport.passes.make import (
 )
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
+from buildport.syntax.errors import ParseError
 from buildport.syntax.make import parse_make
 
 #: The CMake passes, in the order they run.
@@ -75,7 +76,11 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     new = ctx.edits.render() if not ctx.edits.empty else text
     result = Result(path, text, new, ctx.findings, set(ctx.facts.packages))
     if verify and new != text:
-        again = port_cmake(new, path, options, verify=False)
+        try:
+            again = port_cmake(new, path, options, verify=False)
+        except ParseError as exc:
+            raise UnstableRewrite(f"{path}: the rewrite produced text that is not CMake ({exc.message} "
+                                  f"at {exc.line}:{exc.col} of the output)") from None
         if again.text != new:
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
     return result
@@ -110,7 +115,11 @@ def port_make(
         new = new[:at] + block + new[at:]
     result = Result(path, text, new, ctx.findings)
     if verify and new != text:
-        again = port_make(new, path, options, verify=False, facts=facts)
+        try:
+            again = port_make(new, path, options, verify=False, facts=facts)
+        except ParseError as exc:
+            raise UnstableRewrite(f"{path}: the rewrite produced text make would reject ({exc.message} "
+                                  f"at {exc.line}:{exc.col} of the output)") from None
         if again.text != new:
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
     return result

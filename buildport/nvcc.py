@@ -82,6 +82,11 @@ def translate(
             i += 1
             continue
         span = 1
+        if flag.known_values_only:
+            candidate = value if value is not None else (words[i + 1] if i + 1 < len(words) else "")
+            if candidate not in flag.values:
+                i += 1
+                continue
         if flag.action in ("value", "arch", "xcompiler", "xlinker") and value is None:
             if i + 1 >= len(words):
                 result.notes.append((i, "nvcc-flag", f"`{words[i]}` expects a value and has none"))
@@ -116,7 +121,11 @@ def _apply(flag: Flag, value: str | None, word: str, result: Translation, index:
         return None
     if flag.action == "xcompiler":
         assert value is not None
-        return [part for part in re.split(r"[,\s]+", value.strip("\"'")) if part]
+        if "\\" in value:
+            return [value]  # escaped quotes around the host options: keep them whole
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        return [part for part in re.split(r"[,\s]+", value) if part]
     if flag.action == "xlinker":
         assert value is not None
         return [f"-Wl,{value}"]

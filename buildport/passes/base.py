@@ -108,15 +108,18 @@ def target_sources(command: Command) -> tuple[Leaf | None, list[Leaf]]:
     return name, sources
 
 
-def expand(ctx: Context, text: str) -> list[str]:
-    """The values an argument stands for: itself, or a simple variable's values."""
+def expand(ctx: Context, text: str, seen: frozenset[str] = frozenset()) -> list[str]:
+    """The values an argument stands for: itself, or a simple variable's values.
+
+    ``set(A ${B})`` with ``set(B ${A})`` stops where a variable comes round again.
+    """
     value = value_of(text)
     if value.startswith("${") and value.endswith("}") and value.count("${") == 1:
         name = value[2:-1]
-        if name in ctx.facts.variables:
+        if name in ctx.facts.variables and name not in seen and len(seen) < 32:
             out: list[str] = []
             for item in ctx.facts.variables[name]:
-                out.extend(expand(ctx, item) if item != text else [item])
+                out.extend(expand(ctx, item, seen | {name}))
             return out
     return [text]
 

@@ -25,13 +25,21 @@ RDC_GLOBAL = (
 )
 
 
-def flag_arguments(command: Command) -> list[Leaf]:
-    """The arguments of ``command`` that hold compiler flags, if any."""
+def flag_arguments(command: Command, hip_targets: set[str] | frozenset[str] = frozenset()) -> list[Leaf]:
+    """The arguments of ``command`` that hold nvcc flags, if any.
+
+    Options of a target with CUDA sources are nvcc's; elsewhere (``add_compile_options``,
+    C++ targets) only CUDA generator expressions and spellings only nvcc uses are,
+    so a host ``-Werror=x`` or ``-G`` is left alone.
+    """
     name = command.identifier
     args = command.arguments()
     if name in FLAG_COMMANDS:
         skip = 1 if name.startswith("target_") else 0
-        return [a for a in args[skip:] if a.value not in _SCOPES]
+        options = [a for a in args[skip:] if a.value not in _SCOPES]
+        if skip and args and args[0].value in hip_targets:
+            return options
+        return [a for a in options if _cuda_option(a.value)]
     values = [a.value for a in args]
     if name == "set" and values:
         body = [a for a in args[1:] if a.value not in ("CACHE", "PARENT_SCOPE", "FORCE")]
@@ -41,6 +49,16 @@ def flag_arguments(command: Command) -> list[Leaf]:
     if name in ("list", "string") and len(values) >= 2 and values[0] in ("APPEND", "PREPEND"):
         return args[2:] if _is_flag_list(values[1], args[2:]) else []
     return []
+
+
+_CUDA_GENEX = re.compile(r"\$<(?:COMPILE_LANGUAGE|LINK_LANGUAGE|COMPILE_LANG_AND_ID|LINK_LANG_AND_ID):[^>]*CUDA")
+
+
+def _cuda_option(text: str) -> bool:
+    quote, content, _ = inner(text)
+    if _CUDA_GENEX.search(content):
+        return True
+    return any(is_nvcc_only(content[a:b]) for a, b in word_spans(content, " \t;" if quote else ";"))
 
 
 def _is_flag_list(variable: str, args: list[Leaf]) -> bool:
@@ -58,7 +76,7 @@ class Flags:
 
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
-            leaves = [leaf for leaf in flag_arguments(command) if leaf.type != "BRACKET_ARG"]
+            leaves = [leaf for leaf in flag_arguments(command, ctx.facts.hip_targets) if leaf.type != "BRACKET_ARG"]
             if leaves:
                 translate_leaves(ctx, leaves)
 

@@ -28,6 +28,8 @@ class Flag:
     to: tuple[str, ...] = ()
     values: dict[str, tuple[str, ...]] = field(default_factory=dict)
     note: str = ""
+    #: Only the listed values are nvcc's; with another one the word is not this flag.
+    known_values_only: bool = False
 
 
 def _drop(*names: str, note: str = "no HIP equivalent needed") -> Flag:
@@ -63,8 +65,11 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("-std", "--std"), "value", values={"*": ("-std={value}",)}),
     Flag(("-m", "--machine"), "value", values={"64": ("-m64",), "32": ("-m32",)}),
     Flag(("-Werror", "--Werror"), "value",
-         values={"all-warnings": ("-Werror",), "*": ()},
-         note="nvcc's -Werror takes warning kinds; only all-warnings has a clang meaning"),
+         values={"all-warnings": ("-Werror",), "cross-execution-space-call": (), "default-stream-launch": (),
+                 "missing-launch-bounds": (), "ext-lambda-captures-this": (),
+                 "reorder": ("-Werror=reorder",), "deprecated-declarations": ("-Werror=deprecated-declarations",)},
+         note="nvcc's -Werror takes warning kinds; any other value is a host compiler's -Werror=x, kept",
+         known_values_only=True),
     _drop_value("-maxrregcount", "--maxrregcount", note="register limits: use __launch_bounds__ in sources"),
     _drop_value("-Xptxas", "--ptxas-options", note="ptxas does not exist for AMD GPUs"),
     _drop_value("-Xnvlink", "--nvlink-options"),
