@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -334,3 +335,86 @@ def hip_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def workbench(tools: Tools, hip_root: Path, tmp_path: Path) -> Workbench:
     """Toolchains plus a command runner whose logs stay in the test's temporary directory."""
     return Workbench(tools, Runner(tmp_path / "logs"), hip_root)
+
+
+# --- tree snapshots and unchecked buildport runs (used by test_migrate_projects.py) ---------------
+
+TreeEntry = tuple[str, object, int]
+
+
+def snapshot_tree(root: Path) -> dict[str, TreeEntry]:
+    """Every entry below ``root`` (``root`` itself included as ``.``), symlinks not followed.
+
+    A file is recorded with its bytes, a symlink with its target text, a directory as such; each with
+    its permission bits. Two snapshots are equal exactly when the trees are byte for byte the same.
+    A missing ``root`` gives an empty snapshot.
+    """
+    if not os.path.lexists(root):
+        return {}
+    entries: dict[str, TreeEntry] = {}
+
+    def record(path: Path, rel: str) -> None:
+        st = path.lstat()
+        perms = stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            entries[rel] = ("link", os.readlink(path), perms)
+        elif stat.S_ISDIR(st.st_mode):
+            entries[rel] = ("dir", None, perms)
+        elif stat.S_ISREG(st.st_mode):
+            entries[rel] = ("file", path.read_bytes(), perms)
+        else:
+            entries[rel] = ("other", stat.S_IFMT(st.st_mode), perms)
+
+    record(root, ".")
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        base = Path(dirpath)
+        for name in sorted(dirnames + filenames):
+            path = base / name
+            record(path, path.relative_to(root).as_posix())
+    return entries
+
+
+def tree_differences(before: Mapping[str, TreeEntry], after: Mapping[str, TreeEntry]) -> list[str]:
+    """Human-readable list of what differs between two snapshots (empty when identical)."""
+    lines = []
+    for rel in sorted(set(before) | set(after)):
+        old, new = before.get(rel), after.get(rel)
+        if old == new:
+            continue
+        if old is None:
+            lines.append(f"added: {rel}")
+        elif new is None:
+            lines.append(f"removed: {rel}")
+        elif old[0] != new[0]:
+            lines.append(f"changed kind ({old[0]} -> {new[0]}): {rel}")
+        elif old[1] != new[1]:
+            lines.append(f"changed content: {rel}")
+        else:
+            lines.append(f"changed permissions ({old[2]:o} -> {new[2]:o}): {rel}")
+    return lines
+
+
+def run_buildport(
+    *args: str | os.PathLike[str],
+    env: Mapping[str, str] | None = None,
+    timeout: float = TOOL_TIMEOUT,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m buildport ARGS`` from the repository root without checking its exit code.
+
+    stdout and stderr are kept apart, for tests about refusals and their messages.
+    """
+    run_env = dict(os.environ if env is None else env)
+    run_env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(REPO_ROOT), run_env.get("PYTHONPATH")])
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "buildport", *(os.fspath(a) for a in args)],
+        cwd=REPO_ROOT,
+        env=run_env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+    )

@@ -1,0 +1,644 @@
+"""End to end: `buildport migrate` on whole multi-directory CUDA projects (fixtures/migrate).
+
+For each project: the original builds with nvcc; `migrate --out` writes a ported copy (build files
+rewritten, the referenced sources hipified, MIGRATION.md and migration.json beside them) and leaves
+the original byte for byte as it was; the copy builds with Debian's ROCm and its programs run.
+Then the command's promises that need no build: a second run over a migrated tree changes nothing,
+--dry-run writes nothing, a missing hipify engine and a .cu/.cpp rename collision are refused with
+exit code 2 before anything is written, and symlinks leading out of the tree are never followed
+into a write or a copy.
+
+Every project tree is copied to a temporary directory first; nvcc builds use a copy of their own
+(the Makefile builds are in-tree), so build products never reach the tree that is migrated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from conftest import REPO_ROOT, run_buildport, snapshot_tree, tree_differences
+
+if TYPE_CHECKING:
+    from conftest import Tools, Workbench
+
+pytestmark = pytest.mark.e2e
+
+PROJECTS_DIR = REPO_ROOT / "fixtures" / "migrate"
+OFFLOAD_ARCH = "gfx90a"
+# Debian installs ROCm under /usr (hipcc is /usr/bin/hipcc); a ported Makefile defaults to /opt/rocm.
+ROCM_PATH = "/usr"
+BUILD_TIMEOUT = 1200
+MIGRATE_TIMEOUT = 600
+REPORTS = ("MIGRATION.md", "migration.json")
+HIPIFY_ENGINES = ("hipify-perl", "hipify-clang")
+
+
+@dataclass(frozen=True)
+class Project:
+    """A fixture project and what its migration must produce."""
+
+    kind: str  # "cmake" or "make"
+    # Programs a build leaves: relative to the build directory (CMake) or to the project (make).
+    executables: tuple[str, ...]
+    # Build files the migration must rewrite and sources hipify must change (relative paths).
+    build_files: tuple[str, ...]
+    sources: tuple[str, ...]
+    # Files no build file references: reported as unreferenced, left byte for byte alone.
+    unreferenced: tuple[str, ...] = ()
+    # Extra `make` arguments for the nvcc build; {cuda} is the toolkit root.
+    cuda_make_args: tuple[str, ...] = ()
+    # Whether the project registers tests with CTest (run after the ROCm build).
+    ctest: bool = False
+
+
+PROJECTS = {
+    "cmake-subdirs": Project(
+        kind="cmake",
+        executables=("app/vecdemo",),
+        build_files=("CMakeLists.txt", "cmake/gpu.cmake", "lib/CMakeLists.txt", "app/CMakeLists.txt"),
+        sources=("lib/saxpy.cu", "lib/reduce.cu", "lib/include/vecops/vecops.cuh", "app/main.cu"),
+        unreferenced=("unused/old_kernel.cu",),
+    ),
+    "make-suite": Project(
+        kind="make",
+        executables=("scan/scan", "stencil/stencil"),
+        build_files=("config.mk",),
+        sources=(
+            "common/bench.h",
+            "scan/main.cu",
+            "scan/scan_kernel.cu",
+            "stencil/main.cu",
+            "stencil/stencil.cu",
+        ),
+        cuda_make_args=("CUDA_PATH={cuda}",),
+    ),
+    "mixed-library": Project(
+        kind="cmake",
+        executables=("test_randstats",),
+        build_files=("CMakeLists.txt",),
+        sources=(
+            "include/randstats/randstats.h",
+            "src/launch.h",
+            "src/generate.cu",
+            "src/summary.cpp",
+            "tests/test_randstats.cpp",
+        ),
+        ctest=True,
+    ),
+}
+
+PROJECT_NAMES = sorted(p.name for p in PROJECTS_DIR.iterdir() if p.is_dir())
+
+
+def test_every_migrate_project_has_expectations() -> None:
+    assert PROJECT_NAMES == sorted(PROJECTS)
+
+
+def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
+    """Guards the fixtures: each keeps the layout feature its migration is meant to exercise."""
+    subdirs = PROJECTS_DIR / "cmake-subdirs"
+    top = (subdirs / "CMakeLists.txt").read_text()
+    assert "add_subdirectory(lib)" in top and "add_subdirectory(app)" in top
+    assert "function(add_gpu_library" in (subdirs / "cmake" / "gpu.cmake").read_text()
+    assert "add_gpu_library(" in (subdirs / "lib" / "CMakeLists.txt").read_text()
+    assert '#include "vecops/vecops.cuh"' in (subdirs / "app" / "main.cu").read_text()
+    build_text = "".join(
+        p.read_text() for p in subdirs.rglob("*") if p.name == "CMakeLists.txt" or p.suffix == ".cmake"
+    )
+    assert "old_kernel" not in build_text and "unused" not in build_text
+    assert "cuda" in (subdirs / "unused" / "old_kernel.cu").read_text()
+
+    suite = PROJECTS_DIR / "make-suite"
+    config = (suite / "config.mk").read_text()
+    assert "CUDA_PATH ?=" in config and "$(CUDA_PATH)/bin/nvcc" in config
+    assert "-gencode" in config and "-I../common" in config
+    scan, stencil = (suite / "scan" / "Makefile").read_text(), (suite / "stencil" / "Makefile").read_text()
+    assert "include ../config.mk" in scan and "include ../config.mk" in stencil
+    assert "$(wildcard *.cu)" in scan and "SRCS := stencil.cu main.cu" in stencil
+
+    mixed = PROJECTS_DIR / "mixed-library"
+    assert "#include <cuda_runtime.h>" in (mixed / "include" / "randstats" / "randstats.h").read_text()
+    assert '#include "launch.h"' in (mixed / "src" / "summary.cpp").read_text()
+    assert "curandGenerateUniform" in (mixed / "src" / "generate.cu").read_text()
+    assert "add_test(" in (mixed / "CMakeLists.txt").read_text()
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def _copy_project(name: str, dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    project = dest / name
+    shutil.copytree(PROJECTS_DIR / name, project, symlinks=True)
+    return project
+
+
+def _make_program() -> Path:
+    found = shutil.which("make")
+    if not found:
+        pytest.fail("e2e tools missing: GNU make; run `bash .ci/setup.sh` as root", pytrace=False)
+    return Path(found)
+
+
+def _cuda_root(tools: Tools) -> Path:
+    """The toolkit root of the nvcc in use (nvcc on PATH may be a wrapper script elsewhere)."""
+    standard = Path("/usr/local/cuda")
+    if (standard / "bin" / "nvcc").is_file():
+        return standard
+    return tools.nvcc.resolve().parent.parent
+
+
+def _jobs() -> str:
+    return f"-j{os.cpu_count() or 2}"
+
+
+def _migrate_env(tools: Tools) -> dict[str, str]:
+    """The environment `migrate` runs in: hipify-perl reachable through PATH, as on a user's machine."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    on_path = shutil.which("hipify-perl", path=env.get("PATH", ""))
+    if on_path is None or Path(on_path).resolve() != tools.hipify_perl.resolve():
+        env["PATH"] = os.pathsep.join(filter(None, [str(tools.hipify_perl.parent), env.get("PATH")]))
+    return env
+
+
+def _migrate(workbench: Workbench, *args: str | os.PathLike[str]) -> str:
+    """Run `buildport migrate ARGS` with the test's GPU target; fail the test unless it exits 0."""
+    __tracebackhide__ = True
+    result = workbench.run(
+        "migrate",
+        [sys.executable, "-m", "buildport", "migrate", *args, "--offload-arch", OFFLOAD_ARCH],
+        cwd=REPO_ROOT,
+        env=_migrate_env(workbench.tools),
+        timeout=MIGRATE_TIMEOUT,
+    )
+    return result.stdout
+
+
+def _assert_unchanged(before: dict[str, Any], root: Path, what: str) -> None:
+    __tracebackhide__ = True
+    differences = tree_differences(before, snapshot_tree(root))
+    assert not differences, f"{what} changed:\n" + "\n".join(differences)
+
+
+def _nvcc_trap(directory: Path) -> Path:
+    """A directory holding an `nvcc` that records being called and fails; put it first on PATH."""
+    directory.mkdir(parents=True, exist_ok=True)
+    record = directory / "nvcc-was-called"
+    trap = directory / "nvcc"
+    trap.write_text(
+        "#!/bin/sh\n"
+        f'echo "$0 $*" >> "{record}"\n'
+        'echo "nvcc must not run in a ported build: $0 $*" >&2\n'
+        "exit 1\n"
+    )
+    trap.chmod(trap.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return record
+
+
+def _run_programs(
+    workbench: Workbench, base: Path, executables: tuple[str, ...], env: dict[str, str]
+) -> None:
+    """Each program must start and exit 0: it reports that there is no GPU, or runs on the one there is."""
+    __tracebackhide__ = True
+    for rel in executables:
+        exe = base / rel
+        assert exe.is_file() and exe.stat().st_mode & 0o111, f"{rel} was not built"
+        result = workbench.run(f"run-{exe.name}", [exe], cwd=exe.parent, env=env, timeout=120)
+        assert result.stdout.strip(), f"{rel} printed nothing"
+
+
+def _assert_offload_arch(base: Path, executables: tuple[str, ...]) -> None:
+    for rel in executables:
+        data = (base / rel).read_bytes()
+        assert f"amdgcn-amd-amdhsa--{OFFLOAD_ARCH}".encode() in data, f"{rel} carries no {OFFLOAD_ARCH} code"
+
+
+# --- builds ---------------------------------------------------------------------------------------
+
+
+def _build_original(workbench: Workbench, project: Project, root: Path, build: Path) -> None:
+    """Build the unported project with nvcc and run its programs."""
+    __tracebackhide__ = True
+    if project.kind == "cmake":
+        workbench.cmake_cuda(root, build)
+        _run_programs(workbench, build, project.executables, workbench.cuda_env)
+        return
+    make = _make_program()
+    values = {"cuda": str(_cuda_root(workbench.tools))}
+    args = [arg.format(**values) for arg in project.cuda_make_args]
+    env = workbench.cuda_env
+    commands = workbench.run("cuda-make-dry-run", [make, "-n", "-B", *args], cwd=root, env=env).stdout
+    assert "nvcc" in commands, "the original project does not build with nvcc"
+    workbench.run("cuda-make", [make, _jobs(), *args], cwd=root, env=env, timeout=BUILD_TIMEOUT)
+    _run_programs(workbench, root, project.executables, env)
+
+
+def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Path) -> None:
+    """Build the migrated tree with Debian's ROCm, check its device code, run its programs."""
+    __tracebackhide__ = True
+    if project.kind == "cmake":
+        build = scratch / "build-rocm"
+        workbench.cmake_rocm(root, build)
+        files = build / "CMakeFiles"
+        assert not list(files.rglob("CMakeCUDACompiler.cmake")), "the port still enables CUDA"
+        assert list(files.rglob("CMakeHIPCompiler.cmake")), "the port does not enable HIP"
+        _assert_offload_arch(build, project.executables)
+        _run_programs(workbench, build, project.executables, workbench.rocm_env)
+        if project.ctest:
+            ctest = workbench.tools.cmake.parent / "ctest"
+            workbench.run("ctest", [ctest, "--output-on-failure"], cwd=build, env=workbench.rocm_env)
+        return
+    make = _make_program()
+    trap_dir = scratch / "nvcc-trap"
+    record = _nvcc_trap(trap_dir)
+    env = workbench.rocm_env  # HIP_PLATFORM=amd: nvcc is on PATH
+    env["PATH"] = os.pathsep.join([str(trap_dir), env.get("PATH", "")])
+    args = [f"ROCM_PATH={ROCM_PATH}"]
+    commands = workbench.run("rocm-make-dry-run", [make, "-n", "-B", *args], cwd=root, env=env).stdout
+    nvcc_lines = [line for line in commands.splitlines() if "nvcc" in line]
+    assert not nvcc_lines, "the migrated build still calls nvcc:\n" + "\n".join(nvcc_lines)
+    workbench.run("rocm-make", [make, _jobs(), *args], cwd=root, env=env, timeout=BUILD_TIMEOUT)
+    assert not record.exists(), f"nvcc ran during the migrated build:\n{record.read_text()}"
+    _assert_offload_arch(root, project.executables)
+    _run_programs(workbench, root, project.executables, workbench.rocm_env)
+
+
+# --- migration.json, read without assuming its key names ------------------------------------------
+
+
+def _strings(node: Any) -> Iterator[str]:
+    """Every string in a JSON value, dictionary keys included."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+
+
+def _collections(node: Any) -> Iterator[list[Any]]:
+    """Every list in a JSON value, and every object's keys, each as a list of entries."""
+    if isinstance(node, dict):
+        yield list(node.keys())
+        for value in node.values():
+            yield from _collections(value)
+    elif isinstance(node, list):
+        yield node
+        for item in node:
+            yield from _collections(item)
+
+
+def _relative(text: str, roots: tuple[Path, ...]) -> str:
+    """A path from the report as a POSIX path relative to the migrated root, when it is one."""
+    text = text.replace("\\", "/")
+    if os.path.isabs(text):
+        for root in roots:
+            try:
+                return Path(text).relative_to(root).as_posix()
+            except ValueError:
+                continue
+        return text
+    return text.removeprefix("./")
+
+
+def _mentioned(entry: Any, rel: str, roots: tuple[Path, ...]) -> bool:
+    return any(_relative(s, roots) == rel for s in _strings(entry))
+
+
+def _assert_one_list_names(report: Any, paths: list[str], roots: tuple[Path, ...]) -> None:
+    """Some single list (or object keyed by path) in the report names every one of ``paths``."""
+    __tracebackhide__ = True
+    for collection in _collections(report):
+        if all(any(_mentioned(entry, rel, roots) for entry in collection) for rel in paths):
+            return
+    mentioned = sorted({_relative(s, roots) for s in _strings(report)})
+    pytest.fail(
+        "migration.json has no list naming every changed file\n"
+        f"changed: {paths}\npaths found anywhere in the report: {mentioned}"
+    )
+
+
+def _check_reports(project: Project, source: Path, ported: Path) -> None:
+    """MIGRATION.md and migration.json are in the output root and account for what changed."""
+    __tracebackhide__ = True
+    for name in REPORTS:
+        assert (ported / name).is_file(), f"{name} missing from the migrated root"
+    markdown = (ported / "MIGRATION.md").read_text()
+    assert markdown.strip(), "MIGRATION.md is empty"
+    text = (ported / "migration.json").read_text()
+    try:
+        report = json.loads(text)
+    except json.JSONDecodeError as exc:
+        pytest.fail(f"migration.json is not JSON: {exc}")
+
+    before, after = snapshot_tree(source), snapshot_tree(ported)
+    missing = sorted(rel for rel in before if rel not in after)
+    assert not missing, f"files of the original are missing from the migrated tree: {missing}"
+    changed = sorted(
+        rel for rel, entry in after.items()
+        if entry[0] == "file" and rel not in REPORTS and before.get(rel) != entry
+    )
+    expected = sorted(project.build_files + project.sources)
+    not_done = [rel for rel in expected if rel not in changed]
+    assert not not_done, f"the migration left these files as they were: {not_done}"
+    roots = tuple({source, ported, source.resolve(), ported.resolve()})
+    _assert_one_list_names(report, changed, roots)
+
+    for rel in project.unreferenced:
+        assert before[rel] == after.get(rel), f"{rel} is referenced by no build, yet was changed"
+        assert any(rel in s.replace("\\", "/") for s in _strings(report)), (
+            f"migration.json does not list {rel} (unreferenced by any build file)"
+        )
+        assert Path(rel).name in markdown, f"MIGRATION.md does not mention the unreferenced {rel}"
+
+
+# --- the projects, end to end ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PROJECT_NAMES)
+def test_migrated_project_builds_with_rocm(name: str, tmp_path: Path, workbench: Workbench) -> None:
+    project = PROJECTS[name]
+
+    # 1. The original, with nvcc, in a copy of its own.
+    original = _copy_project(name, tmp_path / "cuda")
+    _build_original(workbench, project, original, tmp_path / "build-cuda")
+
+    # 2. Migrate a pristine copy into <tmp>/ported; the copy itself must not change.
+    source = _copy_project(name, tmp_path / "source")
+    before = snapshot_tree(source)
+    ported = tmp_path / "ported"
+    _migrate(workbench, source, "--out", ported, "--rename-sources", "keep")
+    _assert_unchanged(before, source, "the migrated original")
+    _check_reports(project, source, ported)
+
+    # 3. The migrated tree, with ROCm.
+    _build_port(workbench, project, ported, tmp_path)
+
+
+@pytest.mark.parametrize("name", PROJECT_NAMES)
+def test_second_migration_changes_nothing(name: str, tmp_path: Path, workbench: Workbench) -> None:
+    source = _copy_project(name, tmp_path / "source")
+    ported = tmp_path / "ported"
+    _migrate(workbench, source, "--out", ported, "--rename-sources", "keep")
+    migrated = snapshot_tree(ported)
+    _migrate(workbench, ported, "--in-place", "--force", "--rename-sources", "keep")
+    _assert_unchanged(migrated, ported, "a migrated tree migrated again")
+
+
+@pytest.mark.parametrize("name", PROJECT_NAMES)
+def test_dry_run_writes_nothing(name: str, tmp_path: Path, tools: Tools) -> None:
+    area = tmp_path / "area"
+    source = _copy_project(name, area)
+    before = snapshot_tree(area)
+    env = _migrate_env(tools)
+    for mode in (["--out", area / "ported"], ["--in-place", "--force"]):
+        result = run_buildport(
+            "migrate", source, *mode, "--dry-run", "--offload-arch", OFFLOAD_ARCH, env=env,
+            timeout=MIGRATE_TIMEOUT,
+        )
+        assert result.returncode == 0, (
+            f"migrate {' '.join(map(str, mode))} --dry-run: exit code {result.returncode}\n{result.stderr}"
+        )
+        _assert_unchanged(before, area, f"the tree after `migrate {' '.join(map(str, mode))} --dry-run`")
+
+
+# --- refusals -------------------------------------------------------------------------------------
+
+
+def _env_without_hipify(empty: Path) -> dict[str, str]:
+    """PATH without any directory holding a hipify engine; ROCM_PATH and HIP_PATH point at nothing."""
+    env = dict(os.environ)
+    kept = [
+        d for d in env.get("PATH", "").split(os.pathsep)
+        if d and not any(os.path.lexists(os.path.join(d, engine)) for engine in HIPIFY_ENGINES)
+    ]
+    env["PATH"] = os.pathsep.join(kept)
+    empty.mkdir(parents=True, exist_ok=True)
+    env["ROCM_PATH"] = str(empty)
+    env["HIP_PATH"] = str(empty)
+    env.pop("BUILDPORT_HIPIFY_PERL", None)
+    for engine in HIPIFY_ENGINES:
+        assert shutil.which(engine, path=env["PATH"]) is None
+        fixed = Path("/opt/rocm/bin") / engine
+        assert not fixed.exists(), f"{fixed} exists: this test cannot hide the hipify engine on this machine"
+    return env
+
+
+@pytest.mark.parametrize("name", PROJECT_NAMES)
+def test_missing_hipify_engine_is_refused_before_any_write(name: str, tmp_path: Path) -> None:
+    area = tmp_path / "area"
+    source = _copy_project(name, area)
+    env = _env_without_hipify(tmp_path / "empty-rocm")
+    before = snapshot_tree(area)
+    for mode in (["--out", area / "ported"], ["--in-place", "--force"]):
+        result = run_buildport("migrate", source, *mode, "--offload-arch", OFFLOAD_ARCH, env=env)
+        shown = " ".join(map(str, mode))
+        assert result.returncode == 2, (
+            f"migrate {shown} without hipify: exit code {result.returncode}\n{result.stdout}\n{result.stderr}"
+        )
+        assert "hipify" in result.stderr.lower(), f"the refusal does not name hipify:\n{result.stderr}"
+        assert "Traceback" not in result.stderr, result.stderr
+        _assert_unchanged(before, area, f"the tree after `migrate {shown}` without hipify")
+
+
+_COLLISION_TREES = {
+    "cmake": {
+        "CMakeLists.txt": (
+            "cmake_minimum_required(VERSION 3.18)\n"
+            "project(pair LANGUAGES CXX CUDA)\n"
+            "find_package(CUDAToolkit REQUIRED)\n"
+            "set(CMAKE_CUDA_ARCHITECTURES 80)\n"
+            "add_executable(pair a.cu a.cpp)\n"
+            "target_link_libraries(pair PRIVATE CUDA::cudart)\n"
+        ),
+    },
+    "make": {
+        "Makefile": (
+            "CUDA_PATH ?= /usr/local/cuda\n"
+            "NVCC := $(CUDA_PATH)/bin/nvcc\n"
+            "SRCS := a.cu a.cpp\n"
+            "\n"
+            "pair: $(SRCS)\n"
+            "\t$(NVCC) -O2 -arch=sm_80 -o $@ $(SRCS)\n"
+        ),
+    },
+}
+_COLLISION_SOURCES = {
+    "a.cu": (
+        "#include <cuda_runtime.h>\n"
+        "__global__ void fill(int* p) { p[threadIdx.x] = threadIdx.x; }\n"
+        "int launch_fill() {\n"
+        "  int* d = nullptr;\n"
+        "  if (cudaMalloc(&d, 32 * sizeof(int)) != cudaSuccess) return 1;\n"
+        "  fill<<<1, 32>>>(d);\n"
+        "  cudaFree(d);\n"
+        "  return 0;\n"
+        "}\n"
+    ),
+    "a.cpp": (
+        "#include <cstdio>\n"
+        "#include <cuda_runtime.h>\n"
+        "int launch_fill();\n"
+        "int main() {\n"
+        "  int n = 0;\n"
+        "  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {\n"
+        '    std::printf("no GPU available, skipping the run\\n");\n'
+        "    return 0;\n"
+        "  }\n"
+        "  return launch_fill();\n"
+        "}\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_COLLISION_TREES))
+def test_rename_collision_is_refused(kind: str, tmp_path: Path, tools: Tools) -> None:
+    """a.cu and a.cpp both in the build: renaming to .hip would give two a.hip; nothing may be written."""
+    area = tmp_path / "area"
+    source = area / "pair"
+    source.mkdir(parents=True)
+    for rel, text in {**_COLLISION_TREES[kind], **_COLLISION_SOURCES}.items():
+        (source / rel).write_text(text)
+    env = _migrate_env(tools)
+    before = snapshot_tree(area)
+    for mode in (["--out", area / "ported"], ["--in-place", "--force"]):
+        shown = " ".join(map(str, mode))
+        result = run_buildport(
+            "migrate", source, *mode, "--rename-sources", "hip", "--offload-arch", OFFLOAD_ARCH, env=env,
+            timeout=MIGRATE_TIMEOUT,
+        )
+        assert result.returncode == 2, (
+            f"migrate {shown} --rename-sources hip: exit code {result.returncode}\n{result.stderr}"
+        )
+        message = result.stderr
+        assert "a.cu" in message and "a.cpp" in message, f"the refusal does not name both files:\n{message}"
+        assert re.search(r"collid|collision|clash|conflict", message, re.IGNORECASE), (
+            f"the refusal does not say the names collide:\n{message}"
+        )
+        assert "Traceback" not in message, message
+        _assert_unchanged(before, area, f"the tree after a refused `migrate {shown}`")
+
+    # Control: keeping the names, the same tree migrates.
+    result = run_buildport(
+        "migrate", source, "--out", area / "kept", "--rename-sources", "keep", "--offload-arch", OFFLOAD_ARCH,
+        env=env, timeout=MIGRATE_TIMEOUT,
+    )
+    assert result.returncode == 0, (
+        f"migrate --rename-sources keep: exit code {result.returncode}\n{result.stderr}"
+    )
+    assert (area / "kept" / "a.cu").is_file() and (area / "kept" / "a.cpp").is_file()
+
+
+def _outside_and_linked_tree(base: Path) -> tuple[Path, Path]:
+    """A CMake project whose vendor/ directory and linked.cu are symlinks to files outside it.
+
+    Both links are referenced by the build, and their targets hold CUDA code that hipify would
+    change: a migration that followed them would write outside the tree it was given.
+    """
+    outside = base / "outside"
+    (outside / "vendor").mkdir(parents=True)
+    (outside / "vendor" / "CMakeLists.txt").write_text(
+        "add_library(helper STATIC helper.cu)\n"
+        "target_include_directories(helper PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})\n"
+        "target_link_libraries(helper PUBLIC CUDA::cudart)\n"
+    )
+    (outside / "vendor" / "helper.cuh").write_text(
+        "#pragma once\n#include <cuda_runtime.h>\ncudaError_t helper_clear(float* d, int n);\n"
+    )
+    (outside / "vendor" / "helper.cu").write_text(
+        '#include "helper.cuh"\n'
+        "cudaError_t helper_clear(float* d, int n) { return cudaMemset(d, 0, n * sizeof(float)); }\n"
+    )
+    (outside / "kernel.cu").write_text(
+        "#include <cuda_runtime.h>\n"
+        "__global__ void twice(float* p, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) p[i] *= 2.0f;\n"
+        "}\n"
+        "cudaError_t launch_twice(float* p, int n) {\n"
+        "  twice<<<(n + 255) / 256, 256>>>(p, n);\n"
+        "  return cudaGetLastError();\n"
+        "}\n"
+    )
+    tree = base / "tree"
+    tree.mkdir()
+    (tree / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\n"
+        "project(linked LANGUAGES CXX CUDA)\n"
+        "find_package(CUDAToolkit REQUIRED)\n"
+        "set(CMAKE_CUDA_ARCHITECTURES 80)\n"
+        "add_subdirectory(vendor)\n"
+        "add_executable(app main.cu linked.cu)\n"
+        "target_link_libraries(app PRIVATE helper CUDA::cudart)\n"
+    )
+    (tree / "main.cu").write_text(
+        "#include <cstdio>\n"
+        '#include "helper.cuh"\n'
+        "cudaError_t launch_twice(float* p, int n);\n"
+        "int main() {\n"
+        "  int n = 0;\n"
+        "  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {\n"
+        '    std::printf("no GPU available, skipping the run\\n");\n'
+        "    return 0;\n"
+        "  }\n"
+        "  float* d = nullptr;\n"
+        "  cudaMalloc(&d, 256 * sizeof(float));\n"
+        "  helper_clear(d, 256);\n"
+        "  launch_twice(d, 256);\n"
+        "  cudaFree(d);\n"
+        "  return 0;\n"
+        "}\n"
+    )
+    (tree / "vendor").symlink_to(outside / "vendor", target_is_directory=True)  # absolute
+    (tree / "linked.cu").symlink_to(Path("..") / "outside" / "kernel.cu")  # relative
+    return outside, tree
+
+
+@pytest.mark.parametrize("mode", ["out", "in-place"])
+def test_symlinks_out_of_the_tree_are_never_followed(mode: str, tmp_path: Path, tools: Tools) -> None:
+    outside, tree = _outside_and_linked_tree(tmp_path)
+    outside_before = snapshot_tree(outside)
+    tree_before = snapshot_tree(tree)
+    outside_contents = {entry[1] for entry in outside_before.values() if entry[0] == "file"}
+    ported = tmp_path / "ported"
+    args = ["--out", ported] if mode == "out" else ["--in-place", "--force"]
+
+    result = run_buildport(
+        "migrate", tree, *args, "--offload-arch", OFFLOAD_ARCH, env=_migrate_env(tools),
+        timeout=MIGRATE_TIMEOUT,
+    )
+    # Refusing (2) or migrating around the links (0) are both acceptable; crashing is not.
+    assert result.returncode in (0, 2), f"exit code {result.returncode}\n{result.stderr}"
+    assert "Traceback" not in result.stderr, result.stderr
+    _assert_unchanged(outside_before, outside, "the directory outside the tree, reached through symlinks")
+
+    result_root = ported if mode == "out" else tree
+    after = snapshot_tree(result_root)
+    for link in ("vendor", "linked.cu"):
+        entry = after.get(link)
+        assert entry is None or entry[0] == "link", (
+            f"{link} (a symlink out of the tree) became a real {entry[0] if entry else '?'} in the result"
+        )
+        if mode == "in-place":
+            assert entry == tree_before[link], f"the symlink {link} was replaced"
+    copied = sorted(
+        rel for rel, entry in after.items()
+        if entry[0] == "file" and (entry[1] in outside_contents or rel.startswith("vendor/"))
+    )
+    assert not copied, f"files from outside the tree were copied into the result: {copied}"
+    if mode == "out":
+        _assert_unchanged(tree_before, tree, "the original tree")
