@@ -20,7 +20,7 @@ ROUND_TRIP = [
     "a()\r\nb()\nc()\r",
     'set(A "a\\"b\n c" ${${x}} $ENV{HOME} $CACHE{Y})\n',
     "set(X [==[ ]] ]=] ]==] [[x]])\n",
-    "#[[ bracket\n comment ]] foo(a)\n",
+    "#[[ bracket\n comment ]]\nfoo(a) #[[x]] # tail\n",
     "#" + "[" + "=" * 75 + "[ deep ]" + "=" * 75 + "]\n",
     "if((A OR (B AND C)) AND NOT D)\nendif()\n",
     'set(X -DX="a b" $(VAR) a[[b]] [=x [ = ==)\n',
@@ -70,6 +70,9 @@ ERRORS = [
     ("  )", 1, 3, "')' closes nothing"),
     ("foo(a))\n", 1, 7, "')' closes nothing"),
     ("a()\n\ufeffb()\n", 2, 1, "byte-order mark"),
+    ("#[[ c ]] foo(a)\n", 1, 10, "expected a newline"),
+    ("a() b()\n", 1, 5, "expected a newline"),
+    ("set(x [[a]]b)\n", 1, 12, "not separated"),
 ]
 
 

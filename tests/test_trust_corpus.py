@@ -7,7 +7,7 @@ of ``scripts/roundtrip_corpus.py`` over real trees turned up:
   parsers agree) and comes out of ``port_cmake`` unchanged;
 - ``invalid/*.cmake``: rejected, at the ``line:col`` and with the words in the
   ``.error`` file beside it;
-- ``cmake-rejects/*.cmake``: files CMake itself refuses but buildport accepts today;
+- ``cmake-rejects/*.cmake``: files whose tokens are valid but that CMake refuses (rejected too);
 - ``port-identity/*.cmake``: files the rewrite must leave alone (or, ``*.cuda.cmake``,
   must port without an internal error).
 """
@@ -75,9 +75,7 @@ def test_invalid_fixture_is_rejected_with_a_position(name: str) -> None:
     assert str(error).startswith(f"{name}:{where}: error: ")
 
 
-#: Reported to the parser's owner: CMake rejects these when it reads the file.
-@pytest.mark.xfail(reason="the grammar accepts a command after another on the same line, and an argument "
-                   "glued to a bracket argument; CMake rejects both while parsing", strict=True)
+#: CMake rejects these when it reads the file, though every token is valid.
 @pytest.mark.parametrize("name", names(SYNTAX / "cmake-rejects"))
 def test_what_cmake_rejects_is_rejected(name: str) -> None:
     path = SYNTAX / "cmake-rejects" / name
@@ -126,7 +124,7 @@ NOT_CMAKE = {
     *(f"Tests/RunCMake/Syntax/{n}.cmake" for n in (
         "CommandEOF", "CommandError0", "CommandError2", "OneCharacter", "UnterminatedBracket0",
         "UnterminatedBracket1", "UnterminatedBracketComment", "UnterminatedCall1", "UnterminatedCall2",
-        "UnterminatedString")),
+        "UnterminatedString", "BracketNoSpace0", "CommandError1", "BracketComment4")),
 }
 
 #: What ``port_cmake`` does wrong on the tree today (reported; see PORT_BUGS for reduced cases).

@@ -79,15 +79,31 @@ class ParenGroup:
 
     def iter_leaves(self) -> Iterator[Leaf]:
         yield self.lpar
-        for item in self.items:
-            if isinstance(item, Leaf):
-                yield item
-            else:
-                yield from item.iter_leaves()
+        yield from _walk(self.items)
         yield self.rpar
 
 
 Item = Union[Leaf, ParenGroup]
+
+
+def _walk(items: list[Item]) -> Iterator[Leaf]:
+    """The leaves below ``items`` in order; iterative, so any nesting depth is fine."""
+    stack: list[Iterator[Item]] = [iter(items)]
+    closers: list[Leaf | None] = [None]
+    while stack:
+        for item in stack[-1]:
+            if isinstance(item, Leaf):
+                yield item
+            else:
+                yield item.lpar
+                stack.append(iter(item.items))
+                closers.append(item.rpar)
+                break
+        else:
+            stack.pop()
+            closer = closers.pop()
+            if closer is not None:
+                yield closer
 
 
 class Command:
@@ -161,11 +177,7 @@ class Command:
         if space is not None:
             yield space
         yield lpar
-        for item in items:
-            if isinstance(item, Leaf):
-                yield item
-            else:
-                yield from item.iter_leaves()
+        yield from _walk(items)
         yield rpar
 
     def arguments(self) -> list[Leaf]:
@@ -330,7 +342,9 @@ def parse_cmake_lark(text: str, path: str = "<input>") -> CMakeFile:
         if enabled:
             gc.enable()
     assert isinstance(items, list)
-    return CMakeFile(items, text)
+    tree = CMakeFile(items, text)
+    check_layout(tree, path)
+    return tree
 
 
 # --- the fast parser: the grammar's own terminals, scanned with `re` ------------------
@@ -407,15 +421,47 @@ def parse_cmake(text: str, path: str = "<input>") -> CMakeFile:
     gc.disable()
     try:
         cuts = _recognize(text)
-        if cuts is not None:
-            return CMakeFile.lazy(text, cuts)
-        return CMakeFile(_scan(text), text)
+        tree = CMakeFile.lazy(text, cuts) if cuts is not None else CMakeFile(_scan(text), text)
     except _Rejected:
-        pass
+        tree = None
     finally:
         if enabled:
             gc.enable()
-    return parse_cmake_lark(text, path)  # raises the positioned error
+    if tree is None:
+        return parse_cmake_lark(text, path)  # raises the positioned error
+    check_layout(tree, path)
+    return tree
+
+
+_GLUED = re.compile(r"\]=*\][^\s()#]")
+
+
+def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
+    """What CMake rejects while reading, though every token is valid.
+
+    A command stands at the start of its line (only blanks before it), and an
+    argument after a bracket argument is separated from it by whitespace.
+    """
+    items = tree.items
+    for i, item in enumerate(items):
+        if not isinstance(item, Command):
+            continue
+        j = i - 1
+        while j >= 0 and isinstance(items[j], Leaf) and items[j].type == "SPACE":  # type: ignore[union-attr]
+            j -= 1
+        if j >= 0 and not (isinstance(items[j], Leaf) and items[j].type in ("NEWLINE", "BOM")):  # type: ignore[union-attr]
+            line, col, source = position_of(tree.text, item.start)
+            raise ParseError("expected a newline before this command (one command per line)", line, col, source,
+                             path)
+    if _GLUED.search(tree.text) is None:
+        return
+    for command in tree.commands():
+        leaves = list(command.iter_leaves())
+        for before, after in zip(leaves, leaves[1:]):
+            if before.type == "BRACKET_ARG" and after.type in ARGUMENTS:
+                line, col, source = position_of(tree.text, after.start)
+                raise ParseError("argument not separated from the preceding bracket argument by whitespace",
+                                 line, col, source, path)
 
 
 def _recognize(text: str) -> list[int] | None:
