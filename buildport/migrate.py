@@ -131,12 +131,31 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
         except InputError as exc:
             plan.skipped.append((plan.relative(path), exc.message))
             continue
-        if result.converted and result.text != source.text:
+        converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
+        if converted:
             plan.changes.append(Change(path, source, result.text, "source", result))
-        text = result.text if result.converted else source.text
+        text = result.text if converted else source.text
         plan.findings.extend(
             f for f in scan_source(text, plan.relative(path))
         )
+
+
+_RUNTIME_INCLUDE = '#include "hip/hip_runtime.h"'
+
+
+def _only_adds_include(old: str, new: str) -> bool:
+    """hipify-perl adds ``#include "hip/hip_runtime.h"`` to converted files again: not a change."""
+    if "hip/hip_runtime.h" not in old:
+        return False
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+    for tag, _a0, _a1, b0, b1 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "insert" or any(line.strip() != _RUNTIME_INCLUDE for line in new.splitlines()[b0:b1]):
+            return False
+    return True
 
 
 def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_files: list[Path]) -> None:

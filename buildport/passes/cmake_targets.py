@@ -81,6 +81,8 @@ class Libraries:
                 items = [a for a in args[start:] if value_of(a.value) not in _LINK_KEYWORDS]
                 if items and all(ctx.edits.is_removed(a) for a in items):
                     ctx.edits.remove_command(command)  # only the CUDA runtime was linked
+                else:
+                    _drop_empty_scopes(ctx, args[start:])
             elif name == "find_library":
                 self._find_library(ctx, args)
             else:
@@ -89,13 +91,20 @@ class Libraries:
 
     def _link_list(self, ctx: Context, args: list[Leaf], hip: bool | None, target: str | None) -> None:
         has_host = False
+        scope = ""
         for arg in args:
             text = ctx.edits.text_of(arg)
+            if value_of(text) in _LINK_KEYWORDS:
+                scope = value_of(text)
+                continue
             lib = _whole_library(text)
             if lib is None:
                 self._embedded(ctx, arg)
                 continue
-            new = library_replacement(lib, hip)
+            # a HIP target needs no runtime library itself, but what it passes on (PUBLIC,
+            # INTERFACE, the plain signature) reaches C++ consumers, which need hip::host
+            private = scope in ("PRIVATE", "LINK_PRIVATE")
+            new = library_replacement(lib, hip and private)
             if new is None:
                 ctx.report(arg.start, "cmake-library-unported", Severity.WARNING,
                            f"{text}: {lib.note}", "port the code that uses it by hand")
@@ -166,6 +175,20 @@ class Libraries:
                            fixable=True, replacement=lib.rocm_link)
             else:
                 ctx.report(arg.start, "cmake-library-unported", Severity.WARNING, f"{arg.value}: {lib.note}")
+
+
+def _drop_empty_scopes(ctx: Context, args: list[Leaf]) -> None:
+    """``PUBLIC`` followed by nothing but removed items goes too."""
+    for i, arg in enumerate(args):
+        if value_of(arg.value) not in ("PUBLIC", "PRIVATE", "INTERFACE", "LINK_PUBLIC", "LINK_PRIVATE"):
+            continue
+        following = []
+        for later in args[i + 1 :]:
+            if value_of(later.value) in _LINK_KEYWORDS:
+                break
+            following.append(later)
+        if following and all(ctx.edits.is_removed(a) for a in following):
+            ctx.edits.remove(arg)
 
 
 def _whole_library(text: str) -> Library | None:

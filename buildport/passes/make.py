@@ -298,11 +298,28 @@ def _arch_for(ctx: MakeContext, value: str) -> list[str] | None:
 _HOST_INCLUDE = re.compile(r"^-I\$[({](?:ROCM_PATH[)}]/include|CUDA_INC(?:LUDE)?_(?:DIR|PATH)[)}])$")
 
 
+def _foreach_arch(word: str) -> bool:
+    """``$(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm))``: architecture flags only."""
+    refs = list(iter_references(word, 0, len(word), nested=False))
+    if len(refs) != 1 or refs[0].span != Span(0, len(word)) or refs[0].name_text != "foreach":
+        return False
+    if len(refs[0].args) != 3:
+        return False
+    body = refs[0].arg_texts[2].split()
+    result = translate(body, [_HIP_ARCH])
+    kept = [w for old, new in zip(body, result.words) for w in ([old] if new is None else new)]
+    return result.changed and all(w == _HIP_ARCH for w in kept)
+
+
 def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool = False) -> str:
     """One word: -Xcompiler prefixes, paths, libraries, the nvcc command itself."""
     m = _ADDPREFIX_XCOMPILER.match(word)
     if m:
         return m.group(1)
+    if flags and word.startswith(("$(foreach", "${foreach")) and _foreach_arch(word):
+        ctx.report(offset, "make-arch", Severity.INFO, "per-architecture -gencode loop → $(HIP_ARCH_FLAGS)",
+                   fixable=True, replacement=_HIP_ARCH)
+        return _HIP_ARCH
     new = _paths(word)
     if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
         ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → $(HIPCC)", fixable=True,
