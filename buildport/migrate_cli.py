@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import difflib
+import os
 import shutil
 import sys
 from pathlib import Path
 
 import click
 
+from buildport.config import Config, ConfigError
+from buildport.config import install as install_config
+from buildport.config import load as load_config
 from buildport.findings import Severity
 from buildport.hipify import EngineMissing, find_engine
 from buildport.migrate import (
@@ -16,6 +20,7 @@ from buildport.migrate import (
     write_reports,
 )
 from buildport.passes.base import Options
+from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError
 
@@ -42,6 +47,13 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         click.echo(f"{directory}: error: the git work tree has uncommitted changes; commit or stash them, "
                    "or pass --force", err=True)
         return EXIT_ERROR
+    try:
+        config = load_config(root)
+    except ConfigError as exc:
+        click.echo(str(exc), err=True)
+        return EXIT_ERROR
+    install_config(config)
+    offload_arch, hipify, rename_sources, jobs = _with_config(config, offload_arch, hipify, rename_sources, jobs)
     try:
         find_engine(hipify)
     except EngineMissing as exc:
@@ -73,6 +85,22 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
     if not quiet:
         _summary(plan, target, verbose)
     return EXIT_OK
+
+
+def _with_config(config: Config, offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str,
+                 jobs: int) -> tuple[tuple[str, ...], str | None, str, int]:
+    """Options the command line left at their defaults come from the project's configuration."""
+    given = config.options
+    if offload_arch == DEFAULT_OFFLOAD_ARCH and "offload-arch" in given:
+        value = given["offload-arch"]
+        offload_arch = tuple(value.replace(";", ",").split(",") if isinstance(value, str) else value)
+    if hipify is None and "hipify" in given:
+        hipify = str(given["hipify"])
+    if rename_sources == "keep" and "rename-sources" in given:
+        rename_sources = str(given["rename-sources"])
+    if jobs == (os.cpu_count() or 1) and "jobs" in given:
+        jobs = int(given["jobs"])
+    return offload_arch, hipify, rename_sources, jobs
 
 
 def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool) -> Plan:
