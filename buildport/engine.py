@@ -15,9 +15,8 @@ from buildport.passes.base import Context, Options, Pass, gather_facts
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
-from buildport.passes.make import (
-    MakeContext, MakeFacts, gather, port_lines, prelude, prelude_offset, report_platform,
-)
+from buildport.passes.make import MakeContext, MakeFacts, gather, port_lines, report_platform
+from buildport.passes.make_prelude import prelude, prelude_offset
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError

@@ -11,17 +11,17 @@ import re
 from dataclasses import dataclass, field
 
 from buildport.findings import Finding, Severity
-from buildport.nvcc import arch_numbers, is_nvcc_only, translate
-from buildport.rules.libraries import BY_LINK_NAME, LIBRARIES
+from buildport.nvcc import is_nvcc_only, translate
+from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import FLAG_VARIABLE, HOST_LINKERS, NVCC_WORD, PLATFORM_HINTS, PRELUDE, ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import (
-    Assignment, Conditional, Define, Directive, Expansion, Include, Line, RecipeLine, Rule,
+    Assignment, Conditional, Define, Directive, Expansion, Include, RecipeLine, Rule,
 )
 from buildport.syntax.make_words import Span, iter_references, iter_words
 
-_ROOT_REF = re.compile(r"\$([({])(" + "|".join(sorted(ROOT_VARIABLES)) + r")[)}]")
+ROOT_REF = re.compile(r"\$([({])(" + "|".join(sorted(ROOT_VARIABLES)) + r")[)}]")
 _ARCH_NAME = re.compile(r"^(?:sm|compute|lto)_\d+[a-z]?$")
 _ADDPREFIX_XCOMPILER = re.compile(r"^\$[({]addprefix\s+(?:-Xcompiler|--compiler-options)\s*,(.*)[)}]$", re.S)
 _EVAL_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\+=|:=|\?=|=)\s*(.*?)\s*$", re.S)
@@ -146,7 +146,7 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         return  # the HIP toolchain variables are already what they should be
     if name in ROOT_VARIABLES:
         value = line.value_text
-        if _ROOT_REF.search(value) or (ctx.root_defined and ctx.depth == 0 and not line.modifiers):
+        if ROOT_REF.search(value) or (ctx.root_defined and ctx.depth == 0 and not line.modifiers):
             ctx.replace(Span(line.start, line.end), "")  # CUDA_PATH ?= $(CUDA_HOME): one root is enough
         else:
             ctx.replace(line.name, "ROCM_PATH")
@@ -360,7 +360,7 @@ def _library(ctx: MakeContext, word: str, offset: int) -> str:
 
 
 def _paths(word: str) -> str:
-    new = _ROOT_REF.sub(lambda m: "$(ROCM_PATH)" if m.group(1) == "(" else "${ROCM_PATH}", word)
+    new = ROOT_REF.sub(lambda m: "$(ROCM_PATH)" if m.group(1) == "(" else "${ROCM_PATH}", word)
     new = CUDA_ROOT_LITERAL.sub("$(ROCM_PATH)", new)
     if new != word:
         for cuda, rocm in SUBPATHS.items():
@@ -399,60 +399,3 @@ def report_platform(ctx: MakeContext) -> None:
             ctx.report(line.start, "make-c-source", Severity.WARNING,
                        "a .c file: nvcc compiled it as C, hipcc would compile it as HIP/C++",
                        "compile .c files with $(CC) and -D__HIP_PLATFORM_AMD__ -I$(ROCM_PATH)/include")
-
-
-def arch_names_seen(words: list[str]) -> list[str]:
-    return [n for w in words for n in arch_numbers(w)]
-
-
-def prelude(ctx: MakeContext, new_text: str) -> str:
-    """The toolchain variables the ported text uses and does not define."""
-    wanted = [name for name, _ in PRELUDE if f"$({name})" in new_text or f"${{{name}}}" in new_text]
-    if "HIP_ARCH_FLAGS" in wanted and "HIP_OFFLOAD_ARCH" not in wanted:
-        wanted.append("HIP_OFFLOAD_ARCH")
-    if wanted and "ROCM_PATH" not in wanted:
-        wanted.append("ROCM_PATH")
-    lines = [
-        template.replace("{arch}", " ".join(ctx.offload_arch))
-        for name, template in PRELUDE
-        if name in wanted and not _defines(new_text, name)
-    ]
-    extra = [f"-I$(ROCM_PATH)/include/{d}" for d in ctx.include_subdirs if f"include/{d}" not in new_text]
-    if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
-        # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
-        # to files it changes)
-        extra.insert(0, "-include hip/hip_runtime.h")
-    if extra:
-        lines.append("HIPCC += " + " ".join(extra))
-    return "\n".join(lines)
-
-
-def _defines(text: str, name: str) -> bool:
-    return re.search(rf"^[ \t]*(?:(?:export|override)[ \t]+)*{name}[ \t]*(?:\?|:|::|\+|!)?=", text, re.M) is not None
-
-
-def prelude_offset(tree: MakeFile) -> tuple[int, bool]:
-    """Where the toolchain variables go, and whether that is right after the CUDA root's line.
-
-    After the first top-level assignment of a CUDA root (now ``ROCM_PATH ?=``);
-    otherwise before the first line that is not a comment or blank (the header
-    comment stays on top).
-    """
-    depth = 0
-    for line in tree.lines:
-        if isinstance(line, Conditional):
-            depth += {"endif": -1, "else": 0}.get(line.directive, 1)
-        elif depth == 0 and isinstance(line, Assignment) and line.variable in ROOT_VARIABLES:
-            if not _ROOT_REF.search(line.value_text) and not line.is_target_specific:
-                return line.end, True
-    for line in tree.lines:
-        if type(line).__name__ not in ("Comment", "Blank"):
-            return line.start, False
-    return len(tree.source), False
-
-
-def lines_using_libraries() -> list[str]:
-    return [lib.name for lib in LIBRARIES]
-
-
-__all__ = ["MakeContext", "gather", "port_lines", "prelude", "prelude_offset", "report_platform", "Line"]

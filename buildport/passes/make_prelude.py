@@ -1,0 +1,58 @@
+"""The toolchain variables a ported Makefile defines, and where they go."""
+
+from __future__ import annotations
+
+import re
+
+from buildport.passes.make import ROOT_REF, MakeContext
+from buildport.rules.make import PRELUDE, ROOT_VARIABLES
+from buildport.syntax.make import MakeFile
+from buildport.syntax.make_nodes import Assignment, Conditional
+
+
+def prelude(ctx: MakeContext, new_text: str) -> str:
+    """The toolchain variables the ported text uses and does not define."""
+    wanted = [name for name, _ in PRELUDE if f"$({name})" in new_text or f"${{{name}}}" in new_text]
+    if "HIP_ARCH_FLAGS" in wanted and "HIP_OFFLOAD_ARCH" not in wanted:
+        wanted.append("HIP_OFFLOAD_ARCH")
+    if wanted and "ROCM_PATH" not in wanted:
+        wanted.append("ROCM_PATH")
+    lines = [
+        template.replace("{arch}", " ".join(ctx.offload_arch))
+        for name, template in PRELUDE
+        if name in wanted and not _defines(new_text, name)
+    ]
+    extra = [f"-I$(ROCM_PATH)/include/{d}" for d in ctx.include_subdirs if f"include/{d}" not in new_text]
+    if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
+        # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
+        # to files it changes)
+        extra.insert(0, "-include hip/hip_runtime.h")
+    if extra:
+        lines.append("HIPCC += " + " ".join(extra))
+    return "\n".join(lines)
+
+
+def _defines(text: str, name: str) -> bool:
+    return re.search(rf"^[ \t]*(?:(?:export|override)[ \t]+)*{name}[ \t]*(?:\?|:|::|\+|!)?=", text, re.M) is not None
+
+
+def prelude_offset(tree: MakeFile) -> tuple[int, bool]:
+    """Where the toolchain variables go, and whether that is right after the CUDA root's line.
+
+    After the first top-level assignment of a CUDA root (now ``ROCM_PATH ?=``);
+    otherwise before the first line that is not a comment or blank (the header
+    comment stays on top).
+    """
+    depth = 0
+    for line in tree.lines:
+        if isinstance(line, Conditional):
+            depth += {"endif": -1, "else": 0}.get(line.directive, 1)
+        elif depth == 0 and isinstance(line, Assignment) and line.variable in ROOT_VARIABLES:
+            if not ROOT_REF.search(line.value_text) and not line.is_target_specific:
+                return line.end, True
+    for line in tree.lines:
+        if type(line).__name__ not in ("Comment", "Blank"):
+            return line.start, False
+    return len(tree.source), False
+
+
