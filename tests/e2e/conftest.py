@@ -181,6 +181,22 @@ def _errors(text: str, limit: int = 20) -> str:
     return "errors:\n" + "\n".join(found) + "\n--- output tail ---\n" if found else ""
 
 
+def make_program() -> Path:
+    """GNU make; its absence fails the test (CI installs it)."""
+    found = shutil.which("make")
+    if not found:
+        pytest.fail("e2e tools missing: GNU make; run `bash .ci/setup.sh` as root", pytrace=False)
+    return Path(found)
+
+
+def cuda_root(tools: Tools) -> Path:
+    """The toolkit root of the nvcc in use (nvcc on PATH may be a wrapper script elsewhere)."""
+    standard = Path("/usr/local/cuda")
+    if (standard / "bin" / "nvcc").is_file():
+        return standard
+    return tools.nvcc.resolve().parent.parent
+
+
 def cuda_env(tools: Tools) -> dict[str, str]:
     """Environment for the original nvcc builds (tests/toolchain/cuda-nvcc.cmake reads it)."""
     env = dict(os.environ)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from conftest import cuda_root, make_program
+
 if TYPE_CHECKING:
     from conftest import Tools, Workbench
 
@@ -76,21 +78,6 @@ def test_every_make_project_has_expectations() -> None:
 # --- toolchain ------------------------------------------------------------------------------------
 
 
-def _make_program() -> Path:
-    found = shutil.which("make")
-    if not found:
-        pytest.fail("e2e tools missing: GNU make; run `bash .ci/setup.sh` as root", pytrace=False)
-    return Path(found)
-
-
-def _cuda_root(tools: Tools) -> Path:
-    """The toolkit root of the nvcc in use (nvcc on PATH may be a wrapper script elsewhere)."""
-    standard = Path("/usr/local/cuda")
-    if (standard / "bin" / "nvcc").is_file():
-        return standard
-    return tools.nvcc.resolve().parent.parent
-
-
 def _cuda_libs(tools: Tools) -> Path:
     return tools.cuda_libs / "nvidia" / "cu13"
 
@@ -100,14 +87,14 @@ def _jobs() -> str:
 
 
 def _cuda_make_args(expected: Expected, tools: Tools) -> list[str]:
-    values = {"cuda": str(_cuda_root(tools)), "libs": str(_cuda_libs(tools))}
+    values = {"cuda": str(cuda_root(tools)), "libs": str(_cuda_libs(tools))}
     return [arg.format(**values) for arg in expected.cuda_make_args]
 
 
 def _cuda_run_env(workbench: Workbench) -> dict[str, str]:
     """Programs linked by g++ against libcudart.so must find it at run time."""
     env = workbench.cuda_env
-    lib_dirs = [str(_cuda_root(workbench.tools) / "lib64"), env.get("LD_LIBRARY_PATH", "")]
+    lib_dirs = [str(cuda_root(workbench.tools) / "lib64"), env.get("LD_LIBRARY_PATH", "")]
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, lib_dirs))
     return env
 
@@ -224,7 +211,7 @@ def _build_port(workbench: Workbench, make: Path, project: Path, trap_dir: Path,
 def test_make_project_builds_before_and_after_porting(
     name: str, tmp_path: Path, workbench: Workbench
 ) -> None:
-    make = _make_program()
+    make = make_program()
     expected = EXPECTED[name]
 
     # 1. The original, with nvcc.
@@ -248,7 +235,7 @@ _ARCH_ASSIGNMENT = re.compile(
 
 def test_offload_architectures_stay_overridable(tmp_path: Path, workbench: Workbench) -> None:
     """The ported target list is a make variable; setting it on the command line picks other GPUs."""
-    make = _make_program()
+    make = make_program()
     name = "make-single-benchmark"
     expected = EXPECTED[name]
     project = _port(workbench, name, tmp_path)

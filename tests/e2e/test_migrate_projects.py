@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import REPO_ROOT, run_buildport, snapshot_tree, tree_differences
+from conftest import REPO_ROOT, cuda_root, make_program, run_buildport, snapshot_tree, tree_differences
 
 if TYPE_CHECKING:
     from conftest import Tools, Workbench
@@ -143,21 +143,6 @@ def _copy_project(name: str, dest: Path) -> Path:
     return project
 
 
-def _make_program() -> Path:
-    found = shutil.which("make")
-    if not found:
-        pytest.fail("e2e tools missing: GNU make; run `bash .ci/setup.sh` as root", pytrace=False)
-    return Path(found)
-
-
-def _cuda_root(tools: Tools) -> Path:
-    """The toolkit root of the nvcc in use (nvcc on PATH may be a wrapper script elsewhere)."""
-    standard = Path("/usr/local/cuda")
-    if (standard / "bin" / "nvcc").is_file():
-        return standard
-    return tools.nvcc.resolve().parent.parent
-
-
 def _jobs() -> str:
     return f"-j{os.cpu_count() or 2}"
 
@@ -234,8 +219,8 @@ def _build_original(workbench: Workbench, project: Project, root: Path, build: P
         workbench.cmake_cuda(root, build)
         _run_programs(workbench, build, project.executables, workbench.cuda_env)
         return
-    make = _make_program()
-    values = {"cuda": str(_cuda_root(workbench.tools))}
+    make = make_program()
+    values = {"cuda": str(cuda_root(workbench.tools))}
     args = [arg.format(**values) for arg in project.cuda_make_args]
     env = workbench.cuda_env
     commands = workbench.run("cuda-make-dry-run", [make, "-n", "-B", *args], cwd=root, env=env).stdout
@@ -259,7 +244,7 @@ def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Pat
             ctest = workbench.tools.cmake.parent / "ctest"
             workbench.run("ctest", [ctest, "--output-on-failure"], cwd=build, env=workbench.rocm_env)
         return
-    make = _make_program()
+    make = make_program()
     trap_dir = scratch / "nvcc-trap"
     record = _nvcc_trap(trap_dir)
     env = workbench.rocm_env  # HIP_PLATFORM=amd: nvcc is on PATH
