@@ -24,6 +24,7 @@ from buildport.syntax.make import (
     iter_references,
     iter_words,
     parse_make,
+    parse_make_lark,
 )  # fmt: skip
 from buildport.textio import decode
 
@@ -345,3 +346,52 @@ def test_texts_without_directives_always_parse(text: str) -> None:
     for word in ("ifeq", "ifdef", "ifneq", "else", "endif", "define", "endef"):
         text = text.replace(word, "word")
     check_invariants(parse_make(text))
+
+
+# ---------------------------------------------------------------- fast path = Lark reference
+
+MAKE_CASES = Path(__file__).resolve().parent.parent / "fixtures" / "make"
+DIFFERENTIAL_FILES = FIXTURE_FILES + sorted(
+    p for p in MAKE_CASES.glob("*/*.mk") if p.name in ("input.mk", "expected.mk")
+)
+
+
+def same_as_reference(text: str) -> None:
+    """The fast path and the Lark parser give equal lines, or the same error at the same place."""
+    outcomes = []
+    for parse in (parse_make, parse_make_lark):
+        try:
+            makefile = parse(text)
+        except ParseError as err:
+            outcomes.append(("error", err.message, err.line, err.col))
+        else:
+            assert str(makefile) == text
+            outcomes.append(("tree", makefile.bom, makefile.lines))
+    assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("path", DIFFERENTIAL_FILES, ids=[str(p.relative_to(FIXTURES.parent)) for p in DIFFERENTIAL_FILES])
+def test_fast_path_matches_lark_on_fixtures(path: Path) -> None:
+    same_as_reference(decode(path.read_bytes(), str(path)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\ufeff", "\ufeffa = b", "define x\n", "define x\ndefine y\nendef\n", "endef\n", "\tx\n",
+     "a:\n\tx\n\n# c\n\tifeq (a,b)\n", "ifeq (a,b)\nelse\nelse\nendif\n", "define a\n  define b\n  endef\nendef",
+     "define a\n  define b\n  endef", ".RECIPEPREFIX = >\na:\n> cmd\n", "$(", "a:\\\n b;c\r\n"],
+)  # fmt: skip
+def test_fast_path_matches_lark_on_edge_cases(text: str) -> None:
+    same_as_reference(text)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(makefile_texts())
+def test_fast_path_matches_lark_on_generated_makefiles(text: str) -> None:
+    same_as_reference(text)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(alphabet=" \t\r\n\\$(){}#:;=|%@<?+!&,'\"abdefilnx\ufeff\xe9", max_size=80))
+def test_fast_path_matches_lark_on_arbitrary_text(text: str) -> None:
+    same_as_reference(text)

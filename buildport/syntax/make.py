@@ -2,7 +2,11 @@
 
 ``parse_make(text)`` returns a :class:`MakeFile` whose ``str()`` is ``text``
 again. The Lark grammar ``grammars/make.lark`` (LALR, contextual lexer, nothing
-ignored) classifies each logical line and cuts it into a few tokens;
+ignored) classifies each logical line and cuts it into a few tokens. Lark's
+parser is the reference (:func:`parse_make_lark`); :func:`parse_make` reads with
+the same lexer regexes and parse table through :mod:`buildport.syntax.make_scan`
+and falls back to Lark where that rejects the input, so trees and errors are
+the same;
 :mod:`buildport.syntax.make_build` turns each line into a node of
 :mod:`buildport.syntax.make_nodes` with the spans of its parts. Words and
 ``$(...)`` references inside values are found lazily by
@@ -45,6 +49,7 @@ from buildport.syntax.make_nodes import (
     RecipeLine,
     Rule,
 )  # fmt: skip
+from buildport.syntax.make_scan import Tables, scan, tables
 from buildport.syntax.make_words import (
     Reference,
     Span,
@@ -56,7 +61,7 @@ from buildport.syntax.make_words import (
 __all__ = [
     "Assignment", "Blank", "Comment", "Conditional", "Define", "Directive", "Expansion",
     "Include", "Line", "MakeFile", "Other", "RecipeLine", "Reference", "Rule", "Span",
-    "iter_references", "iter_words", "parse_make",
+    "iter_references", "iter_words", "parse_make", "parse_make_lark",
 ]  # fmt: skip
 
 TAB = "\t"
@@ -91,12 +96,31 @@ def _parser(prefix: str) -> Lark:
     return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Lines(), maybe_placeholders=False)
 
 
+@lru_cache(maxsize=8)
+def _tables(prefix: str) -> Tables:
+    return tables(_parser(prefix))
+
+
 def parse_make(text: str, path: str = "<input>") -> MakeFile:
-    """Parse GNU make text; :class:`ParseError` if make would reject its structure."""
+    """Parse GNU make text; :class:`ParseError` if make would reject its structure.
+
+    Reads with :mod:`buildport.syntax.make_scan` (the grammar's own lexer and
+    parse table, without Lark's run-time machinery) and falls back to the Lark
+    parser for input the fast path rejects, so errors are Lark's.
+    """
+    return _parse_with(text, path, fast=True)
+
+
+def parse_make_lark(text: str, path: str = "<input>") -> MakeFile:
+    """The reference: :func:`parse_make` with Lark's LALR parser doing the reading."""
+    return _parse_with(text, path, fast=False)
+
+
+def _parse_with(text: str, path: str, fast: bool) -> MakeFile:
     prefixes = {m.group(1) for m in _RECIPEPREFIX.finditer(text)} - {"", "$", "#", "\\"}
     if not prefixes:
-        return _parse(text, path, TAB)
-    makefile = _parse(text, path, TAB + "".join(sorted(prefixes)))
+        return _parse(text, path, TAB, fast)
+    makefile = _parse(text, path, TAB + "".join(sorted(prefixes)), fast)
     # Usual case: one .RECIPEPREFIX near the top, before any rule. Then it is
     # the only prefix in force; otherwise keep the union as an approximation.
     settings = [n for n in makefile.nodes(Assignment) if n.variable == ".RECIPEPREFIX"]
@@ -104,18 +128,20 @@ def parse_make(text: str, path: str = "<input>") -> MakeFile:
         setting = settings[0]
         earlier = (n for n in makefile.lines if n.start < setting.start)
         if not any(isinstance(n, (Rule, RecipeLine)) for n in earlier):
-            return _parse(text, path, setting.value_text[:1])
+            return _parse(text, path, setting.value_text[:1], fast)
     return makefile
 
 
-def _parse(text: str, path: str, prefix: str) -> MakeFile:
+def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
     enabled = gc.isenabled()
     gc.disable()  # big trees of small objects: the collector makes parsing quadratic
     try:
-        try:
-            children = cast("list[Any]", _parser(prefix).parse(text))  # `_Lines.start` gives a list
-        except UnexpectedInput as exc:
-            raise _lark_error(text, exc, path) from None
+        children = scan(text, _tables(prefix)) if fast else None
+        if children is None:
+            try:
+                children = cast("list[Any]", _parser(prefix).parse(text))  # `_Lines.start` gives a list
+            except UnexpectedInput as exc:
+                raise _lark_error(text, exc, path) from None
         bom, lines = build_lines(text, children)
         makefile = MakeFile(text, path, bom, lines)
         _check(makefile)

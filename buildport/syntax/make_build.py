@@ -12,8 +12,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from lark import Token
-
 from buildport.syntax.make_nodes import (
     Assignment,
     Blank,
@@ -60,8 +58,8 @@ def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
     current: list[Any] = []
     for item in children:
         if isinstance(item, tuple) or item.type != "NEWLINE":
-            if not lines and not current and isinstance(item, Token) and item.type == "BOM":
-                bom = str(item)
+            if not lines and not current and not isinstance(item, tuple) and item.type == "BOM":
+                bom = text[item.start_pos : item.end_pos]
             else:
                 current.append(item)
             continue
