@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from buildport.cache import Cache, finding_from_json, finding_to_json
 from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
 from buildport.findings import Finding, Severity
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
-from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file
+from buildport.runner import discover, in_chunks, included_makefiles, is_cmake_file, is_make_file
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, is_cuda_source, scan_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, read_source
@@ -115,26 +116,88 @@ def known_rules() -> list[str]:
     return [r.id for r in build_rules.RULES] + [r.id for r in source_rules.RULES]
 
 
-def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter()) -> AuditReport:
-    """Audit files and directories; never writes. Unreadable or unparsable inputs become ``errors``."""
+def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
+          cache: Cache | None = None) -> AuditReport:
+    """Audit files and directories; never writes. Unreadable or unparsable inputs become ``errors``.
+
+    ``jobs`` > 1 audits in a pool of processes and ``cache`` reuses earlier
+    results; neither changes the report.
+    """
     report = AuditReport()
-    for path, kind in collect(list(paths), report.errors):
-        try:
-            text = read_source(path).text
-            audited = audit_text(text, path, kind)
-        except (InputError, ParseError) as exc:
-            report.errors.append(_error_text(exc, path))
+    for outcome in _audit_all(collect(list(paths), report.errors), jobs, cache):
+        if isinstance(outcome, str):
+            report.errors.append(outcome)
             continue
-        except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
-            report.errors.append(f"{exc} (internal error: please report it with this file)")
+        if outcome is None:
             continue
-        if audited is None:
-            continue
-        audited.findings = [f for f in audited.findings if rules.wants(f.rule)]
-        audited.line_scoped &= set(audited.findings)
-        report.files.append(audited)
+        outcome.findings = [f for f in outcome.findings if rules.wants(f.rule)]
+        outcome.line_scoped &= set(outcome.findings)
+        report.files.append(outcome)
     report.files.sort(key=lambda a: a.path)
     return report
+
+
+def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> list[FileAudit | None | str]:
+    """Each (path, kind) audited in order: cache hits here, the misses in :func:`in_chunks`."""
+    out: list[FileAudit | None | str] = []
+    tasks: list[tuple[str, str, str]] = []
+    missing: list[tuple[int, str | None]] = []
+    for path, kind in items:
+        try:
+            source = read_source(path)
+        except InputError as exc:
+            out.append(_error_text(exc, path))
+            continue
+        key = cache.key(f"audit-{kind}", path, source.digest, None) if cache is not None else None
+        if cache is not None and key is not None:
+            stored = cache.get(key)
+            ok, hit = _from_json(stored) if stored is not None else (False, None)
+            if ok:
+                out.append(hit)
+                continue
+        missing.append((len(out), key))
+        out.append(None)
+        tasks.append((path, kind, source.text))
+    for (i, key), done in zip(missing, in_chunks(_audit_chunk, tasks, jobs, None)):
+        out[i] = done
+        if cache is not None and key is not None and not isinstance(done, str):
+            cache.put(key, _to_json(done))
+    return out
+
+
+def _audit_chunk(tasks: list[tuple[str, str, str]], _shared: object) -> list[FileAudit | None | str]:
+    """Audit a chunk of (path, kind, text) (runs in a worker process with ``jobs`` > 1)."""
+    out: list[FileAudit | None | str] = []
+    for path, kind, text in tasks:
+        try:
+            out.append(audit_text(text, path, kind))
+        except (InputError, ParseError) as exc:
+            out.append(_error_text(exc, path))
+        except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
+            out.append(f"{exc} (internal error: please report it with this file)")
+    return out
+
+
+def _to_json(audited: FileAudit | None) -> dict[str, object]:
+    if audited is None:
+        return {"cuda": False}
+    return {"path": audited.path, "kind": audited.kind,
+            "findings": [finding_to_json(f) for f in audited.findings],
+            "scoped": [i for i, f in enumerate(audited.findings) if f in audited.line_scoped]}
+
+
+def _from_json(data: object) -> tuple[bool, FileAudit | None]:
+    """(True, a cached audit), or (False, None) when the entry is malformed (then it is recomputed)."""
+    if not isinstance(data, dict):
+        return False, None
+    if data.get("cuda") is False:
+        return True, None
+    try:
+        findings = [finding_from_json(f) for f in data["findings"]]
+        scoped = {findings[int(i)] for i in data["scoped"]}
+        return True, FileAudit(str(data["path"]), str(data["kind"]), findings, scoped)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return False, None
 
 
 def _error_text(exc: Exception, path: str) -> str:

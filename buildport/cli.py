@@ -11,21 +11,20 @@ Exit codes (the same for every subcommand):
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
-from typing import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 import click
 
 from buildport import __version__
-from buildport.findings import Finding, Severity
-from buildport.passes.base import Options
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
-from buildport.runner import (
-    Run, expand_paths, included_makefiles, is_cmake_file, is_make_file, port_files, write_changes,
-)
-from buildport.textio import encode
+
+if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fast --version and --help)
+    from buildport.cache import Cache
+    from buildport.findings import Finding
+    from buildport.runner import Run
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
 _DEBUG = "buildport.debug"
@@ -78,6 +77,30 @@ def main() -> None:
     """
 
 
+def _cache_dir(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+#: ``--jobs``, ``--cache-dir`` and ``--no-cache``: how the files of a run are processed, never what comes out.
+_run_options = (
+    click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1, show_default="all cores",
+                 help="Files processed in parallel (1: in this process)."),
+    click.option("--cache-dir", callback=_cache_dir, default=None, metavar="DIR",
+                 help="Where results of earlier runs are kept (default: $XDG_CACHE_HOME/buildport or "
+                      "~/.cache/buildport)."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write the cache."),
+)
+
+
+def _open_cache(cache_dir: Path | None, no_cache: bool) -> Cache | None:
+    """The cache a command uses, or None with ``--no-cache``."""
+    if no_cache:
+        return None
+    from buildport.cache import Cache, default_dir
+
+    return Cache(cache_dir or default_dir())
+
+
 def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
     """The options every rewriting subcommand shares."""
     for option in reversed((
@@ -90,6 +113,7 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
                      help=f"AMD GPU targets, comma-separated (default: {','.join(DEFAULT_OFFLOAD_ARCH)})."),
         click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
         click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten."),
+        *_run_options,
     )):
         function = option(function)
     return function
@@ -98,17 +122,29 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
 @main.command()
 @_rewrite_options
 def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
-         quiet: bool, verbose: bool) -> None:
+         quiet: bool, verbose: bool, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
     """Port GNU Makefiles (Makefile, makefile, GNUmakefile, *.mk, and what they include; - reads stdin).
 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
-    _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose)
+    _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
+             jobs, _open_cache(cache_dir, no_cache))
+
+
+def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[str]) -> list[str]:
+    """:func:`buildport.runner.expand_paths`, imported when a command runs rather than at start-up."""
+    from buildport.runner import expand_paths as expand
+
+    return expand(paths, wanted, skipped)
 
 
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
-             offload_arch: tuple[str, ...], quiet: bool, verbose: bool) -> None:
+             offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int = 1,
+             cache: Cache | None = None) -> None:
+    from buildport.passes.base import Options
+    from buildport.runner import included_makefiles, is_cmake_file, is_make_file, port_files
+
     if sum((in_place, show_diff, check)) > 1:
         raise click.UsageError("choose one of --in-place, --diff and --check")
     wanted = is_cmake_file if kind == "cmake" else is_make_file
@@ -122,23 +158,27 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
         click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found", err=True)
         sys.exit(EXIT_ERROR)
     stdin = sys.stdin.buffer.read() if "-" in files else None
-    run = port_files(files, Options(offload_arch), stdin, kind)
+    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache)
     sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose))
 
 
 @main.command()
 @_rewrite_options
 def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
-          quiet: bool, verbose: bool) -> None:
+          quiet: bool, verbose: bool, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
     """Port CMakeLists.txt / *.cmake files (or every one below a directory; - reads stdin).
 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
-    _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose)
+    _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
+             jobs, _open_cache(cache_dir, no_cache))
 
 
 def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:
+    from buildport.runner import write_changes
+    from buildport.textio import encode
+
     if click.get_current_context().meta.get(_DEBUG):
         for o in run.outcomes:
             if o.exception is not None:
@@ -177,6 +217,8 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
 
 
 def _unified(path: str, old: str, new: str) -> str:
+    import difflib
+
     a, b = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b)
     out = []
@@ -188,6 +230,8 @@ def _unified(path: str, old: str, new: str) -> str:
 def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None:
     if quiet:
         return
+    from buildport.findings import Severity
+
     for f in findings:
         if verbose or f.severity >= Severity.WARNING:
             click.echo(f.format(), err=True)
@@ -202,8 +246,11 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
 @click.option("--select", default="", metavar="RULES", help="Report only these rule ids or id prefixes (comma list).")
 @click.option("--ignore", default="", metavar="RULES", help="Do not report these rule ids or id prefixes (comma list).")
 @click.option("--color/--no-color", default=None, help="Colour the text output (default: when stdout is a terminal).")
+@_run_options[0]
+@_run_options[1]
+@_run_options[2]
 def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str, ignore: str,
-          color: bool | None) -> None:
+          color: bool | None, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
     """List every CUDA dependency in build files and sources; writes nothing.
 
     PATHS are directories (walked; hidden directories and build trees skipped)
@@ -214,13 +261,14 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
     2 usage error or an input that could not be read or parsed.
     """
     from buildport.audit import RuleFilter, UsageError, audit as run_audit
+    from buildport.findings import Severity
     from buildport.report import render_json, render_sarif, render_text
 
     try:
         rules = RuleFilter.parse(select, ignore)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
-    report = run_audit(paths, rules)
+    report = run_audit(paths, rules, jobs, _open_cache(cache_dir, no_cache))
     if output_format == "json":
         click.echo(render_json(report), nl=False)
     elif output_format == "sarif":

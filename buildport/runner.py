@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
+from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
 from buildport.findings import Finding
 from buildport.passes.base import Options
@@ -161,13 +162,22 @@ def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[
     return out
 
 
-def port_files(paths: list[str], options: Options, stdin: bytes | None = None, kind: str = "cmake") -> Run:
-    """Port every file; for CMake, the ROCm packages any file links are found where CUDA is."""
+def port_files(
+    paths: list[str], options: Options, stdin: bytes | None = None, kind: str = "cmake",
+    jobs: int = 1, cache: Cache | None = None,
+) -> Run:
+    """Port every file; for CMake, the ROCm packages any file links are found where CUDA is.
+
+    With ``jobs`` > 1 the files are ported in a pool of processes; the outcomes
+    are the same, in the same order, as with ``jobs`` = 1 (which stays in this
+    process). ``cache`` holds results from earlier runs; a hit is what the
+    computation would return.
+    """
     run = Run()
     paths = _unique(paths)
-    facts = _make_facts(paths) if kind == "make" else None
-    for path in paths:
-        run.outcomes.append(_port_one(path, options, stdin, kind, facts))
+    sources = [_load(path, stdin) for path in paths]
+    facts = _make_facts(paths, sources, cache) if kind == "make" else None
+    run.outcomes = _port_all(sources, options, kind, facts, jobs, cache)
     if kind != "cmake":
         return run
     packages: set[str] = set()
@@ -176,11 +186,110 @@ def port_files(paths: list[str], options: Options, stdin: bytes | None = None, k
             packages |= o.result.packages
     if len(run.outcomes) > 1 and packages:
         wider = Options(options.offload_arch, tuple(sorted(packages)))
-        run.outcomes = [
-            _port_one(o.path, wider, stdin, kind) if o.result is not None and "find_package" in o.result.original else o
-            for o in run.outcomes
-        ]
+        again = [i for i, o in enumerate(run.outcomes) if o.result is not None and "find_package" in o.result.original]
+        redone = _port_all([run.outcomes[i] for i in again], wider, kind, None, jobs, cache)
+        for i, outcome in zip(again, redone):
+            run.outcomes[i] = outcome
     return run
+
+
+def _load(path: str, stdin: bytes | None) -> FileOutcome:
+    """The file read and decoded (``source`` set), or its read error."""
+    try:
+        if path == "-":
+            source = SourceText("<stdin>", decode(stdin or b"", "<stdin>"), "")
+        else:
+            source = read_source(path)
+    except InputError as exc:
+        return FileOutcome(path, error=str(exc))
+    return FileOutcome(path, source=source)
+
+
+def _port_all(
+    loaded: list[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, jobs: int, cache: Cache | None,
+) -> list[FileOutcome]:
+    """Port every loaded file: cache hits first, then the misses (in a pool when ``jobs`` > 1)."""
+    out: list[FileOutcome] = []
+    missing: list[int] = []
+    keys: dict[int, str] = {}
+    settings = _settings(options, facts)
+    for i, item in enumerate(loaded):
+        source = item.source
+        if source is None or item.error:
+            out.append(FileOutcome(item.path, error=item.error))
+            continue
+        if cache is not None and source.digest:
+            keys[i] = cache.key(kind, item.path, source.digest, settings)
+            stored = cache.get(keys[i])
+            result = result_from_json(stored, source.text) if stored is not None else None
+            if result is not None:
+                out.append(FileOutcome(item.path, result, source))
+                continue
+        out.append(item)
+        missing.append(i)
+    tasks = [(out[i].path, out[i].source) for i in missing]
+    done = in_chunks(_port_chunk, tasks, jobs, (options, kind, facts))
+    for i, outcome in zip(missing, done):
+        out[i] = outcome
+        if cache is not None and i in keys and outcome.result is not None:
+            cache.put(keys[i], result_to_json(outcome.result))
+    return out
+
+
+def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
+    """Everything besides the file that its result depends on, as canonical JSON data."""
+    made = None if facts is None else [sorted(facts.compiler_vars), sorted(facts.arch_vars),
+                                       sorted(facts.flag_vars), facts.host_links]
+    return [list(options.offload_arch), list(options.extra_packages), made]
+
+
+Task = TypeVar("Task")
+Done = TypeVar("Done")
+
+
+def in_chunks(
+    function: Callable[[list[Task], Any], list[Done]], items: list[Task], jobs: int, shared: Any,
+) -> list[Done]:
+    """``function(chunk, shared)`` over chunks of ``items``, in a process pool when ``jobs`` > 1.
+
+    The results come back in the order of ``items``, whatever the pool does.
+    One process, or fewer than two items, runs here without a pool.
+    """
+    if jobs <= 1 or len(items) < 2:
+        return function(items, shared)
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(jobs, len(items))
+    size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    out: list[Done] = []
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        for part in pool.map(function, chunks, [shared] * len(chunks)):
+            out.extend(part)
+    return out
+
+
+def _port_chunk(tasks: list[tuple[str, SourceText | None]], shared: Any) -> list[FileOutcome]:
+    """Port a chunk of loaded files (runs in a worker process with ``jobs`` > 1)."""
+    options, kind, facts = shared
+    out = []
+    for path, source in tasks:
+        assert source is not None
+        outcome = _port_one(path, source, options, kind, facts)
+        if outcome.exception is not None and not _picklable(outcome.exception):
+            outcome.exception = RuntimeError(f"{type(outcome.exception).__name__}: {outcome.exception}")
+        out.append(outcome)
+    return out
+
+
+def _picklable(exc: Exception) -> bool:
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # any failure means the exception cannot cross a process boundary
+        return False
+    return True
 
 
 def _unique(paths: list[str]) -> list[str]:
@@ -195,28 +304,37 @@ def _unique(paths: list[str]) -> list[str]:
     return out
 
 
-def _make_facts(paths: list[str]) -> MakeFacts:
-    """Compiler, flag and architecture variables across all Makefiles of the run."""
+def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None) -> MakeFacts:
+    """Compiler, flag and architecture variables across all Makefiles of the run.
+
+    The facts depend on every file, in order; the cache keeps them under the
+    hashes of all of them.
+    """
+    key = None
+    if cache is not None:
+        digests = [[o.path, o.source.digest if o.source else ""] for o in loaded if o.path != "-"]
+        key = cache.key("make-facts", "", "", digests)
+        stored = cache.get(key)
+        if isinstance(stored, list) and len(stored) == 4:
+            compilers, archs, flags, host_links = stored
+            return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links))
     facts = MakeFacts()
-    for path in paths:
-        if path == "-":
+    for path, item in zip(paths, loaded):
+        if path == "-" or item.source is None:
             continue
         try:
-            gather(parse_make(read_source(path).text, path), facts)
-        except (ParseError, InputError):
+            gather(parse_make(item.source.text, path), facts)
+        except ParseError:
             continue  # reported when the file itself is ported
+    if cache is not None and key is not None:
+        cache.put(key, [sorted(facts.compiler_vars), sorted(facts.arch_vars), sorted(facts.flag_vars),
+                        facts.host_links])
     return facts
 
 
-def _port_one(
-    path: str, options: Options, stdin: bytes | None, kind: str = "cmake", facts: MakeFacts | None = None
-) -> FileOutcome:
+def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmake",
+              facts: MakeFacts | None = None) -> FileOutcome:
     try:
-        if path == "-":
-            data = stdin or b""
-            source = SourceText("<stdin>", decode(data, "<stdin>"), "")
-        else:
-            source = read_source(path)
         if kind == "cmake":
             result = port_cmake(source.text, source.path, options)
         else:

@@ -1,0 +1,103 @@
+"""Wall-clock figures of whole ``buildport`` runs over a tree: parallel jobs, the cache, start-up.
+
+Usage::
+
+    python benchmarks/scaling.py --files 2000       # 2,000 CMake files and 2,000 Makefiles
+    python benchmarks/scaling.py --files 4 --reps 1  # a smoke run
+
+Each figure is the median wall time of ``--reps`` runs of ``python -m buildport``
+in a fresh process (so start-up and imports count, as a user sees them), over a
+tree from :mod:`synthetic`. The table shows the ratios the issue asks for:
+``--jobs 1`` over ``--jobs 2``, a cold cache over a warm one, and the start-up
+time of ``--version``. Nothing here is asserted; figures vary with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Wall seconds of one run; its exit code may be 0 or 1 (``--check`` found changes)."""
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.decode()[-400:]}")
+    return elapsed
+
+
+def median_of(reps: int, command: list[str], env: dict[str, str], cwd: Path, before: Path | None = None) -> float:
+    """The median of ``reps`` runs; ``before`` is a cache folder emptied before each run (a cold cache)."""
+    times = []
+    for _ in range(reps):
+        if before is not None:
+            shutil.rmtree(before, ignore_errors=True)
+        times.append(timed(command, env, cwd))
+    return statistics.median(times)
+
+
+def measure(root: Path, scratch: Path, reps: int, startup_reps: int) -> list[tuple[str, str]]:
+    """The table rows: (what, figure)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    bp = [sys.executable, "-m", "buildport"]
+    check = [*bp, "cmake", "--check", "-q", str(root)]
+    cache = scratch / "cache"
+    serial = median_of(reps, [*check, "--jobs", "1", "--no-cache"], env, scratch)
+    double = median_of(reps, [*check, "--jobs", "2", "--no-cache"], env, scratch)
+    cold = median_of(reps, [*check, "--jobs", "1", "--cache-dir", str(cache)], env, scratch, before=cache)
+    timed([*check, "--jobs", "1", "--cache-dir", str(cache)], env, scratch)  # fill the cache
+    warm = median_of(reps, [*check, "--jobs", "1", "--cache-dir", str(cache)], env, scratch)
+    rows = [
+        ("cmake --check, --jobs 1 (no cache)", f"{serial:.2f} s"),
+        ("cmake --check, --jobs 2 (no cache)", f"{double:.2f} s"),
+        ("jobs 1 / jobs 2", f"{serial / double:.2f}×"),
+        ("cmake --check, cold cache (--jobs 1)", f"{cold:.2f} s"),
+        ("cmake --check, warm cache (--jobs 1)", f"{warm:.3f} s"),
+        ("cold / warm cache", f"{cold / warm:.1f}×"),
+    ]
+    interpreter = median_of(startup_reps, [sys.executable, "-c", "pass"], env, scratch)
+    version = median_of(startup_reps, [*bp, "--version"], env, scratch)
+    rows += [("python -c pass", f"{interpreter * 1000:.0f} ms"),
+             ("python -m buildport --version", f"{version * 1000:.0f} ms")]  # fmt: skip
+    script = shutil.which("buildport", path=os.path.dirname(sys.executable))
+    if script:
+        rows.append(("buildport --version (console script)",
+                     f"{median_of(startup_reps, [script, '--version'], env, scratch) * 1000:.0f} ms"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Time buildport runs: --jobs scaling, cache, start-up.")
+    parser.add_argument("--files", type=int, default=2000, help="CMake files (and as many Makefiles) to generate")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reps", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument("--startup-reps", type=int, default=20, help="runs of --version (median)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from synthetic import write_tree
+
+    with tempfile.TemporaryDirectory(prefix="buildport-scaling-") as name:
+        scratch = Path(name)
+        write_tree(scratch / "tree", args.files, args.seed)
+        rows = measure(scratch / "tree", scratch, args.reps, args.startup_reps)
+    print(f"# buildport scaling: {args.files} CMake files, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+          f"median of {args.reps} (start-up: {args.startup_reps})\n")
+    print("| measure | figure |\n|---|---|")
+    for what, figure in rows:
+        print(f"| {what} | {figure} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

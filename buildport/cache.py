@@ -1,0 +1,139 @@
+"""A cache of per-file results, so that a run over an unchanged tree does little work.
+
+An entry is one JSON file named by the SHA-256 of everything the result depends
+on: buildport's own code (its version and a fingerprint of its installed files),
+the kind of work (``cmake``, ``make``, ``audit``), the file's path and the hash of
+its bytes, and the options (offload targets, packages found in other files, the
+facts other Makefiles contribute). Entries are written atomically (a temporary
+file and ``os.replace``); an entry that cannot be read or decoded is a miss, never
+an error, and the cache never decides what is printed: a hit holds exactly what
+the computation returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from buildport import __version__
+
+if TYPE_CHECKING:
+    from buildport.engine import Result
+    from buildport.findings import Finding
+
+#: Bumped whenever the layout of an entry changes.
+FORMAT = 1
+
+_fingerprint: str | None = None
+
+
+def default_dir() -> Path:
+    """``$XDG_CACHE_HOME/buildport``, else ``~/.cache/buildport``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "buildport"
+
+
+def code_fingerprint() -> str:
+    """A hash of the version and of every installed buildport file's name, size and mtime.
+
+    A development checkout keeps one version string across edits; the file
+    metadata makes an edited rule or pass invalidate what it would have changed.
+    """
+    global _fingerprint
+    if _fingerprint is None:
+        package = Path(__file__).resolve().parent
+        h = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
+        for folder, dirs, files in os.walk(package):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".lark", ".json")):
+                    info = os.stat(os.path.join(folder, name))
+                    h.update(f"{os.path.relpath(os.path.join(folder, name), package)}\0{info.st_size}\0"
+                             f"{info.st_mtime_ns}\0".encode())
+        _fingerprint = h.hexdigest()
+    return _fingerprint
+
+
+class Cache:
+    """Results stored as JSON under ``root``, two hex digits of the key per folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def key(self, kind: str, path: str, digest: str, options: Any) -> str:
+        """The entry name of one file's result; ``options`` must be JSON-serialisable and canonical."""
+        material = json.dumps([code_fingerprint(), kind, path, digest, options], sort_keys=True)
+        return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def _file(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Any | None:
+        """The stored value, or None when missing or unreadable (a corrupt entry is a miss)."""
+        try:
+            with open(self._file(key), encoding="utf-8", errors="surrogateescape") as handle:
+                value = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(value, dict) or value.get("key") != key:
+            return None
+        return value.get("value")
+
+    def put(self, key: str, value: Any) -> None:
+        """Store ``value`` atomically; a cache that cannot be written is silently skipped."""
+        target = self._file(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+                json.dump({"key": key, "value": value}, handle, ensure_ascii=False)
+            os.replace(temp, target)
+        except (OSError, ValueError):
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+
+
+def finding_to_json(finding: Finding) -> list[Any]:
+    """A :class:`~buildport.findings.Finding` as a JSON list (field order)."""
+    return [finding.path, finding.line, finding.col, finding.rule, int(finding.severity), finding.message,
+            finding.suggestion, finding.fixable, finding.replacement]
+
+
+def finding_from_json(data: Any) -> Finding:
+    """The inverse of :func:`finding_to_json`; raises on malformed data."""
+    from buildport.findings import Finding, Severity
+
+    path, line, col, rule, severity, message, suggestion, fixable, replacement = data
+    return Finding(str(path), int(line), int(col), str(rule), Severity(severity), str(message), str(suggestion),
+                   bool(fixable), str(replacement))
+
+
+def result_to_json(result: Result) -> dict[str, Any]:
+    """An engine :class:`~buildport.engine.Result` without its original text (the file holds that)."""
+    return {
+        "path": result.path,
+        "text": None if result.text == result.original else result.text,
+        "findings": [finding_to_json(f) for f in result.findings],
+        "packages": sorted(result.packages),
+    }
+
+
+def result_from_json(data: Any, original: str) -> Result | None:
+    """The Result stored by :func:`result_to_json`, or None when the entry is malformed."""
+    from buildport.engine import Result
+
+    try:
+        text = original if data["text"] is None else str(data["text"])
+        findings = [finding_from_json(f) for f in data["findings"]]
+        return Result(str(data["path"]), original, text, findings, {str(p) for p in data["packages"]})
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -1,0 +1,147 @@
+"""``--jobs`` and the result cache change how files are processed, never what comes out.
+
+Every comparison is byte for byte over stdout, stderr and the exit code of a
+real ``python -m buildport`` process. Nothing here is timed: the speed-ups are
+measured by ``benchmarks/scaling.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures" / "projects"
+SCALING = REPO / "benchmarks" / "scaling.py"
+
+Outcome = tuple[bytes, bytes, int]
+
+
+def run(*args: str, cwd: Path, cache_home: Path) -> Outcome:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home))
+    done = subprocess.run([sys.executable, "-m", "buildport", *args], capture_output=True, cwd=cwd, env=env,
+                          timeout=300)  # fmt: skip
+    return done.stdout, done.stderr, done.returncode
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Generated CMake files and Makefiles, the example projects, a broken file and a CUDA source."""
+    root = tmp_path_factory.mktemp("tree")
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from synthetic import write_tree
+
+    write_tree(root / "gen", 6, 5)
+    for project in sorted(FIXTURES.iterdir()):
+        shutil.copytree(project, root / project.name)
+    (root / "broken").mkdir()
+    (root / "broken" / "CMakeLists.txt").write_text("add_executable(x a.cu\n")
+    (root / "broken" / "Makefile").write_text("all:\n\tnvcc -o x x.cu\nendif\n")
+    (root / "src").mkdir()
+    (root / "src" / "k.cu").write_text("#include <cuda_runtime.h>\n__global__ void k() { __syncthreads(); }\n")
+    return root
+
+
+COMMANDS = {
+    "cmake-print": ["cmake", "."],
+    "cmake-check": ["cmake", "--check", "-v", "."],
+    "make-print": ["make", "."],
+    "audit-json": ["audit", "--format", "json", "."],
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_jobs_and_cache_give_the_same_bytes(name: str, tree: Path, tmp_path: Path) -> None:
+    args = COMMANDS[name]
+    serial = run(*args, "--jobs", "1", "--no-cache", cwd=tree, cache_home=tmp_path / "unused")
+    assert serial[0] or serial[1]
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    variants = {
+        "jobs 2, no cache": run(*args, "-j", "2", "--no-cache", cwd=tree, cache_home=tmp_path / "unused"),
+        "jobs 2, cold cache": run(*args, "-j", "2", *cache, cwd=tree, cache_home=tmp_path / "unused"),
+        "jobs 2, warm cache": run(*args, "-j", "2", *cache, cwd=tree, cache_home=tmp_path / "unused"),
+        "jobs 1, warm cache": run(*args, "-j", "1", *cache, cwd=tree, cache_home=tmp_path / "unused"),
+    }
+    for label, outcome in variants.items():
+        assert outcome == serial, label
+    assert not (tmp_path / "unused").exists()  # --cache-dir and --no-cache keep the default cache untouched
+    assert list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_default_cache_is_under_xdg_cache_home(tree: Path, tmp_path: Path) -> None:
+    first = run("cmake", "--check", "-q", "gen", cwd=tree, cache_home=tmp_path / "xdg")
+    assert list((tmp_path / "xdg" / "buildport").rglob("*.json"))
+    assert run("cmake", "--check", "-q", "gen", cwd=tree, cache_home=tmp_path / "xdg") == first
+
+
+def test_corrupt_entries_are_recomputed(tree: Path, tmp_path: Path) -> None:
+    args = ["audit", "--format", "json", "-j", "1", "--cache-dir", str(tmp_path / "c"), "."]
+    expected = run(*args, cwd=tree, cache_home=tmp_path)
+    entries = sorted((tmp_path / "c").rglob("*.json"))
+    assert entries
+    for i, entry in enumerate(entries):  # truncated, not JSON, JSON of the wrong shape
+        entry.write_bytes([b'{"key": "', b"\x00garbage", b'{"key": "x", "value": 1}', b"[]"][i % 4])
+    assert run(*args, cwd=tree, cache_home=tmp_path) == expected
+    for entry in entries:  # rewritten whole
+        assert json.loads(entry.read_text(encoding="utf-8"))["key"] == entry.stem
+    cmake = ["cmake", "-j", "1", "--cache-dir", str(tmp_path / "c"), "."]
+    expected = run(*cmake, cwd=tree, cache_home=tmp_path)
+    for entry in (tmp_path / "c").rglob("*.json"):
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        if isinstance(data["value"], dict) and "text" in data["value"]:
+            data["value"]["findings"] = [["too", "short"]]
+            entry.write_text(json.dumps(data), encoding="utf-8")
+    assert run(*cmake, cwd=tree, cache_home=tmp_path) == expected
+
+
+def test_cache_is_keyed_on_the_options(tree: Path, tmp_path: Path) -> None:
+    cache = ["--cache-dir", str(tmp_path / "c")]
+    target = "cmake-modern-rdc"
+    first = run("cmake", "--offload-arch", "gfx90a", *cache, target, cwd=tree, cache_home=tmp_path)
+    second = run("cmake", "--offload-arch", "gfx1100", *cache, target, cwd=tree, cache_home=tmp_path)
+    uncached = run("cmake", "--offload-arch", "gfx1100", "--no-cache", target, cwd=tree, cache_home=tmp_path)
+    assert first[0] != second[0]
+    assert b"gfx1100" in second[0]
+    assert second == uncached
+
+
+def test_cache_entries_are_written_atomically(tmp_path: Path) -> None:
+    from buildport.cache import Cache
+
+    cache = Cache(tmp_path / "c")
+    key = cache.key("cmake", "CMakeLists.txt", "00", [["gfx90a"], [], None])
+    assert cache.get(key) is None
+    cache.put(key, {"a": [1, "\udcff"]})
+    assert cache.get(key) == {"a": [1, "\udcff"]}
+    assert [p.name for p in (tmp_path / "c").rglob("*") if p.is_file()] == [f"{key}.json"]
+    assert cache.key("cmake", "CMakeLists.txt", "00", [["gfx1100"], [], None]) != key
+    assert cache.key("make", "CMakeLists.txt", "00", [["gfx90a"], [], None]) != key
+
+
+def test_unwritable_cache_is_skipped(tree: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    expected = run("cmake", "--no-cache", "gen", cwd=tree, cache_home=tmp_path)
+    assert run("cmake", "--cache-dir", str(blocker / "c"), "gen", cwd=tree, cache_home=tmp_path) == expected
+
+
+def test_version_imports_no_engine() -> None:
+    code = ("import sys, buildport.cli\n"
+            "print(sorted(m for m in ('lark', 'buildport.engine', 'buildport.runner', 'buildport.passes.base')"
+            " if m in sys.modules))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert done.stdout.strip() == "[]"
+
+
+def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
+    done = subprocess.run([sys.executable, str(SCALING), "--files", "4", "--reps", "1", "--startup-reps", "1"],
+                          capture_output=True, text=True, check=True, timeout=600)  # fmt: skip
+    out = done.stdout
+    for row in ("jobs 1 / jobs 2", "cold / warm cache", "--version"):
+        assert row in out
