@@ -46,6 +46,7 @@ TOOLS: list[tuple[str, str, str]] = [
     ("tree-sitter-cmake", "cmake", "parse"),
     ("cmake-parser", "cmake", "parse_raw"),
     ("buildport-make", "make", "parse + print"),
+    ("buildport-make-lark", "make", "parse + print with the Lark reference parser"),
     ("tree-sitter-make", "make", "parse"),
 ]
 
@@ -87,13 +88,15 @@ def _buildport_port() -> Callable[[str], Outcome]:
     return run
 
 
-def _buildport_make() -> Callable[[str], Outcome]:
+def _buildport_make(reference: bool = False) -> Callable[[str], Outcome]:
     from buildport.syntax.errors import ParseError
-    from buildport.syntax.make import parse_make
+    from buildport.syntax.make import parse_make, parse_make_lark
+
+    parse = parse_make_lark if reference else parse_make
 
     def run(text: str) -> Outcome:
         try:
-            tree = parse_make(text)
+            tree = parse(text)
         except ParseError:
             return False, False
         return True, str(tree) == text
@@ -152,6 +155,7 @@ def load_tool(name: str) -> Callable[[str], Outcome]:
         "buildport-eager": lambda: _buildport(True),
         "buildport-port": _buildport_port,
         "buildport-make": _buildport_make,
+        "buildport-make-lark": lambda: _buildport_make(True),
         "cmakelang": lambda: _cmakelang(True),
         "cmakelang-lex": lambda: _cmakelang(False),
         "tree-sitter-cmake": lambda: _tree_sitter("cmake"),

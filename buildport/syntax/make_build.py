@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from dataclasses import fields
+from typing import Any, Protocol, TypeVar, cast
 
 from buildport.syntax.make_nodes import (
     Assignment,
@@ -26,7 +27,13 @@ from buildport.syntax.make_nodes import (
     RecipeLine,
     Rule,
 )  # fmt: skip
-from buildport.syntax.make_words import Span, iter_words, skip_blanks, strip_span
+from buildport.syntax.make_words import (
+    Span,
+    _new_span,
+    iter_words,
+    skip_blanks,
+    strip_span,
+)
 
 
 class Tok(Protocol):
@@ -51,13 +58,47 @@ _OPERATOR_AT_END = re.compile(r"(?::::=|::=|:=|[?+!]?=)\Z")
 IF_KEYWORDS = frozenset({"ifeq", "ifneq", "ifdef", "ifndef"})
 
 
+L = TypeVar("L", bound=Line)
+
+
+def _fast_constructor(cls: type[L]) -> Callable[..., L]:
+    """``cls(*fields)`` without the frozen dataclass's ``object.__setattr__`` per field.
+
+    One generated function sets each slot through its descriptor: the object is
+    the one ``cls(...)`` builds (equal, same type), at about half the cost,
+    which counts with one node per line. A class with ``__post_init__`` keeps
+    its own constructor.
+    """
+    if hasattr(cls, "__post_init__"):
+        return cls
+    names = [f.name for f in fields(cls)]
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    env.update({f"_set_{name}": getattr(cls, name).__set__ for name in names})
+    body = "".join(f"    _set_{name}(node, {name})\n" for name in names)
+    exec(f"def build({', '.join(names)}):\n    node = _new(_cls)\n{body}    return node\n", env)
+    return cast("Callable[..., L]", env["build"])
+
+
+_Blank = _fast_constructor(Blank)
+_Comment = _fast_constructor(Comment)
+_Other = _fast_constructor(Other)
+_RecipeLine = _fast_constructor(RecipeLine)
+_Assignment = _fast_constructor(Assignment)
+_Rule = _fast_constructor(Rule)
+_Conditional = _fast_constructor(Conditional)
+_Include = _fast_constructor(Include)
+_Directive = _fast_constructor(Directive)
+_Expansion = _fast_constructor(Expansion)
+_Define = _fast_constructor(Define)
+
+
 def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
     """The byte-order mark (or "") and the line nodes, tiling ``text``."""
     lines: list[Line] = []
     bom = ""
     current: list[Any] = []
     for item in children:
-        if isinstance(item, tuple) or item.type != "NEWLINE":
+        if type(item) is tuple or item.type != "NEWLINE":
             if not lines and not current and not isinstance(item, tuple) and item.type == "BOM":
                 bom = text[item.start_pos : item.end_pos]
             else:
@@ -65,15 +106,15 @@ def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
             continue
         start, end = item.start_pos, item.end_pos
         first_end = start + 1 if text[start] == "\n" else start + 2
-        eol = Span(start, first_end)
-        lines.append(_node(text, current, eol) if current else Blank(text, Span(start, start), eol))
+        eol = _new_span((start, first_end))
+        lines.append(_node(text, current, eol) if current else _Blank(text, _new_span((start, start)), eol))
         current = []
         while first_end < end:  # the empty lines that follow, folded into the token
             start = first_end
             first_end = start + 1 if text[start] == "\n" else start + 2
-            lines.append(Blank(text, Span(start, start), Span(start, first_end)))
+            lines.append(_Blank(text, _new_span((start, start)), _new_span((start, first_end))))
     if current:
-        lines.append(_node(text, current, Span(len(text), len(text))))
+        lines.append(_node(text, current, _new_span((len(text), len(text)))))
     return bom, lines
 
 
@@ -82,7 +123,7 @@ def _node(text: str, tokens: list[Any], eol: Span) -> Line:
     if isinstance(first, tuple):
         children = first[1]
         return _define(text, Span(children[0].start_pos, _last_end(children)), eol, children)
-    span = Span(first.start_pos, tokens[-1].end_pos)
+    span = _new_span((first.start_pos, tokens[-1].end_pos))
     kind = first.type
     if kind == "TARGETS" and len(tokens) > 2 and tokens[2].type == "ASSIGN":
         kind = "ASSIGN"
@@ -97,7 +138,7 @@ def _last_end(children: list[Any]) -> int:
 
 
 def _tok(token: Tok | None) -> Span | None:
-    return None if token is None else Span(token.start_pos, token.end_pos)
+    return None if token is None else _new_span((token.start_pos, token.end_pos))
 
 
 def _tail(tokens: list[Any], first: int) -> tuple[Tok | None, Tok | None]:
@@ -117,7 +158,7 @@ def _tail(tokens: list[Any], first: int) -> tuple[Tok | None, Tok | None]:
 def _stripped(text: str, token: Tok | None, at: int) -> Span:
     """The token's text without surrounding blanks; an empty span at ``at`` if absent."""
     if token is None:
-        return Span(at, at)
+        return _new_span((at, at))
     return strip_span(text, token.start_pos, token.end_pos)
 
 
@@ -125,11 +166,13 @@ def _keyword(text: str, token: Tok) -> Span:
     """The last word of a keyword token (after its leading blanks and modifiers)."""
     m = _LAST_WORD.search(text, token.start_pos, token.end_pos)
     assert m is not None
-    return Span(m.start(), m.end())
+    return _new_span(m.span())
 
 
 def _modifiers(text: str, start: int, end: int) -> tuple[tuple[Span, ...], int]:
     """Leading ``export``/``override``/... words that are followed by more text."""
+    if start < end and text[start] not in " \t\\eoup":
+        return (), start  # the usual case: no blank and no modifier can start here
     mods: list[Span] = []
     pos = skip_blanks(text, start, end)
     while True:
@@ -139,25 +182,26 @@ def _modifiers(text: str, start: int, end: int) -> tuple[tuple[Span, ...], int]:
         after = skip_blanks(text, m.end(), end)
         if after >= end:
             return tuple(mods), pos
-        mods.append(Span(m.start(), m.end()))
+        mods.append(_new_span(m.span()))
         pos = after
 
 
 def _blank(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
-    return Blank(text, span, eol)
+    return _Blank(text, span, eol)
 
 
 def _comment_line(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
-    return Comment(text, span, eol, Span(text.index("#", span.start), span.end))
+    return _Comment(text, span, eol, _new_span((text.index("#", span.start), span.end)))
 
 
 def _other(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
-    return Other(text, span, eol)
+    return _Other(text, span, eol)
 
 
 def _recipe(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     orphan = tokens[0].type == "TAB_LINE"
-    return RecipeLine(text, span, eol, Span(span.start, span.start + 1), Span(span.start + 1, span.end), orphan)
+    prefix, command = _new_span((span.start, span.start + 1)), _new_span((span.start + 1, span.end))
+    return _RecipeLine(text, span, eol, prefix, command, orphan)
 
 
 def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
@@ -168,15 +212,16 @@ def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
         colon = _tok(tokens[1])
         head = 2
     head_token = tokens[head]
-    m = _OPERATOR_AT_END.search(text, head_token.start_pos, head_token.end_pos)
+    # An operator is at most four characters: search only the end of the token.
+    m = _OPERATOR_AT_END.search(text, max(head_token.start_pos, head_token.end_pos - 4), head_token.end_pos)
     assert m is not None
-    op = Span(m.start(), m.end())
+    op = _new_span(m.span())
     name_end = strip_span(text, head_token.start_pos, op.start).end
     mods, name_start = _modifiers(text, head_token.start_pos, name_end)
     args, comment = _tail(tokens, head + 1)
     value = _stripped(text, args, op.end)
-    return Assignment(
-        text, span, eol, targets, colon, mods, Span(name_start, name_end), op, value, _tok(comment),
+    return _Assignment(
+        text, span, eol, targets, colon, mods, _new_span((name_start, name_end)), op, value, _tok(comment),
     )  # fmt: skip
 
 
@@ -184,10 +229,10 @@ def _rule(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     first = tokens[0]
     if first.type == "NO_TARGETS":
         width = 2 if text.startswith("::", first.end_pos - 2) else 1
-        colon = Span(first.end_pos - width, first.end_pos)
-        targets, rest = Span(colon.start, colon.start), tokens[1:]
+        colon = _new_span((first.end_pos - width, first.end_pos))
+        targets, rest = _new_span((colon.start, colon.start)), tokens[1:]
     else:
-        colon = Span(tokens[1].start_pos, tokens[1].end_pos)
+        colon = _new_span((tokens[1].start_pos, tokens[1].end_pos))
         targets, rest = _stripped(text, first, span.start), tokens[2:]
     parts = [colon.end]  # where the first (and a static pattern's second) part starts
     pipe = semi = comment = None
@@ -210,8 +255,8 @@ def _rule(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     recipe = None
     if semi is not None:
         recipe_start = skip_blanks(text, semi.end_pos, span.end)
-        recipe = Span(recipe_start, span.end)
-    return Rule(
+        recipe = _new_span((recipe_start, span.end))
+    return _Rule(
         text, span, eol, targets, colon, target_pattern, prerequisites, order_only, _tok(semi), recipe,
         _tok(comment),
     )  # fmt: skip
@@ -230,7 +275,7 @@ def _directive_parts(text: str, token: Tok) -> tuple[tuple[Span, ...], Span, Spa
 
 def _comment_of(tokens: list[Any]) -> Span | None:
     last = tokens[-1]
-    return Span(last.start_pos, last.end_pos) if last.type == "COMMENT" else None
+    return _new_span((last.start_pos, last.end_pos)) if last.type == "COMMENT" else None
 
 
 def _conditional(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
@@ -241,22 +286,22 @@ def _conditional(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
         if m is not None and m.group() in IF_KEYWORDS:
             inner = Span(m.start(), m.end())
             args = Span(skip_blanks(text, m.end(), args.end), args.end)
-    return Conditional(text, span, eol, keyword, inner, args, _comment_of(tokens))
+    return _Conditional(text, span, eol, keyword, inner, args, _comment_of(tokens))
 
 
 def _include(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     _, keyword, args = _directive_parts(text, tokens[0])
-    return Include(text, span, eol, keyword, args, _comment_of(tokens))
+    return _Include(text, span, eol, keyword, args, _comment_of(tokens))
 
 
 def _directive(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     mods, keyword, args = _directive_parts(text, tokens[0])
-    return Directive(text, span, eol, mods, keyword, args, _comment_of(tokens))
+    return _Directive(text, span, eol, mods, keyword, args, _comment_of(tokens))
 
 
 def _expansion(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     comment = tokens[1] if len(tokens) > 1 else None
-    return Expansion(text, span, eol, _stripped(text, tokens[0], span.start), _tok(comment))
+    return _Expansion(text, span, eol, _stripped(text, tokens[0], span.start), _tok(comment))
 
 
 def _define(text: str, span: Span, eol: Span, children: list[Any]) -> Line:
@@ -267,8 +312,8 @@ def _define(text: str, span: Span, eol: Span, children: list[Any]) -> Line:
     name, op = _define_name(text, _stripped(text, args_token, keyword.end))
     newline: Tok = next(t for t in children if not isinstance(t, tuple) and t.type == "NEWLINE")
     endef: Tok = next(t for t in reversed(children) if not isinstance(t, tuple) and t.type == "ENDEF")
-    body = Span(newline.end_pos, endef.start_pos)
-    return Define(text, span, eol, mods, keyword, name, op, _tok(comment), body, _keyword(text, endef))
+    body = _new_span((newline.end_pos, endef.start_pos))
+    return _Define(text, span, eol, mods, keyword, name, op, _tok(comment), body, _keyword(text, endef))
 
 
 def _define_name(text: str, args: Span) -> tuple[Span, Span | None]:
@@ -282,7 +327,7 @@ def _define_name(text: str, args: Span) -> tuple[Span, Span | None]:
         return Span(first.start, m.start()), Span(m.start(), m.end())
     if len(words) > 1 and _OPERATOR.fullmatch(text, words[1].start, words[1].end):
         return first, words[1]
-    return Span(first.start, words[-1].end), None
+    return _new_span((first.start, words[-1].end)), None
 
 
 _BUILDERS: dict[str, Builder] = {

@@ -50,10 +50,24 @@ class Tok:
         return f"Tok({self.type!r}, {self.start_pos}, {self.end_pos})"
 
 
+#: Beyond this many remembered parser stacks (deeply nested defines), new ones are not kept.
+_MAX_STACKS = 5000
+
+
+class Config:
+    """One parser stack, with what :func:`scan` needs at it: the top state's lexer, the remembered steps."""
+
+    __slots__ = ("match", "steps", "stack")
+
+    def __init__(self, stack: tuple[int, ...], match: Matcher | None) -> None:
+        self.stack = stack
+        self.match = match
+        #: terminal name → (the stack after its reductions and shift, the records they close, opens one)
+        self.steps: dict[str, Step] = {}
+
+
 #: The effect of one token: the new stack, the records its reductions close, whether it opens one.
-Step = tuple[tuple[int, ...], tuple[str, ...], bool]
-#: Beyond this many remembered steps (deeply nested defines), steps are computed each time.
-_MAX_STEPS = 20000
+Step = tuple[Config, tuple[str, ...], bool]
 
 
 @dataclass(frozen=True)
@@ -66,15 +80,24 @@ class Tables:
     lexers: list[Matcher | None]
     start: int
     end: int
-    #: Remembered steps, by (stack, terminal name); filled as files are read.
-    steps: dict[tuple[tuple[int, ...], str], Step] = field(default_factory=dict)
+    #: The parser stacks met so far, each once.
+    configs: dict[tuple[int, ...], Config] = field(default_factory=dict)
 
-    def step(self, stack: tuple[int, ...], kind: str) -> Step | None:
-        """What the parser does with a token of ``kind`` on ``stack``; None if it rejects it.
+    def config(self, stack: tuple[int, ...]) -> Config:
+        """The one :class:`Config` of ``stack``."""
+        found = self.configs.get(stack)
+        if found is None:
+            found = Config(stack, self.lexers[stack[-1]])
+            if len(self.configs) < _MAX_STACKS:
+                self.configs[stack] = found
+        return found
+
+    def step(self, config: Config, kind: str) -> Step | None:
+        """What the parser does with a token of ``kind`` at ``config``; None if it rejects it.
 
         For ``$END`` the stack is the final one, after the accepting reduction.
         """
-        states = list(stack)
+        states = list(config.stack)
         records: list[str] = []
         actions = self.actions
         while True:
@@ -96,9 +119,10 @@ class Tables:
             states.append(goto)
             if kind == "$END" and goto == self.end:
                 break
-        result = (tuple(states), tuple(records), kind in _OPENERS)
-        if len(self.steps) < _MAX_STEPS:
-            self.steps[(stack, kind)] = result
+        target = self.config(tuple(states))
+        result = (target, tuple(records), kind in _OPENERS)
+        if self.configs.get(target.stack) is target:  # remember only steps between kept stacks
+            config.steps[kind] = result
         return result
 
 
@@ -137,44 +161,43 @@ def scan(text: str, tables: Tables) -> list[Any] | None:
     The LALR stack of this grammar stays shallow (its lines are left-recursive
     lists), so a whole stack is a small tuple and the reductions a token causes
     depend on nothing else: they are computed once per (stack, token kind)
-    and remembered in ``tables.steps``.
+    and remembered in the stack's :class:`Config`.
     """
-    lexers, steps, compute = tables.lexers, tables.steps, tables.step
-    stack: tuple[int, ...] = (tables.start,)
+    config = tables.config((tables.start,))
     out: list[Any] = []
     opened: list[int] = []  # where each open define block starts in `out`
     append = out.append
     pos, n = 0, len(text)
     while pos < n:
-        lexer = lexers[stack[-1]]
-        m = None if lexer is None else lexer(text, pos)
+        match = config.match
+        m = None if match is None else match(text, pos)
         if m is None:
             return None
-        kind = m.lastgroup
+        kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
         end = m.end()
         if end == pos:  # an empty token would never advance; Lark decides what it means
             return None
-        step = steps.get((stack, kind))  # type: ignore[arg-type]  # lastgroup: always set
+        step = config.steps.get(kind) or tables.step(config, kind)
         if step is None:
-            step = compute(stack, kind)  # type: ignore[arg-type]
-            if step is None:
-                return None
-        stack, records, opens = step
-        for record in records:
-            begin = opened.pop()
-            children = out[begin:]
-            del out[begin:]
-            append((record, children))
+            return None
+        config, records, opens = step
+        if records:
+            _close(out, opened, records)
         if opens:
             opened.append(len(out))
-        append(Tok(kind, pos, end))  # type: ignore[arg-type]
+        append(Tok(kind, pos, end))
         pos = end
-    step = steps.get((stack, "$END")) or compute(stack, "$END")
+    step = config.steps.get("$END") or tables.step(config, "$END")
     if step is None:
         return None
-    for record in step[1]:
+    _close(out, opened, step[1])
+    return out
+
+
+def _close(out: list[Any], opened: list[int], records: tuple[str, ...]) -> None:
+    """Gather the tokens of each closed define block into one record."""
+    for record in records:
         begin = opened.pop()
         children = out[begin:]
         del out[begin:]
-        append((record, children))
-    return out
+        out.append((record, children))

@@ -21,7 +21,8 @@ replace exactly one span and leave every other byte alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -102,6 +103,10 @@ class Reference:
         return Span(self.span.start + 2, self.span.end - (1 if self.closed else 0))
 
 
+#: ``Span(start, end)`` without the Python-level ``__new__`` of a named tuple (hot in the parser).
+_new_span: Callable[[tuple[int, int]], Span] = partial(tuple.__new__, Span)
+
+
 def skip_blanks(text: str, start: int, end: int) -> int:
     """The first offset at or after ``start`` that is not a blank or a line continuation."""
     return _BLANKS.match(text, start, end).end()  # type: ignore[union-attr]
@@ -109,7 +114,10 @@ def skip_blanks(text: str, start: int, end: int) -> int:
 
 def strip_span(text: str, start: int, end: int) -> Span:
     """``[start, end)`` without leading and trailing blanks and line continuations."""
-    start = skip_blanks(text, start, end)
+    if start < end and text[start] not in " \t\\" and text[end - 1] not in " \t\n":
+        return _new_span((start, end))  # the usual case: nothing to strip
+    if start < end and text[start] in " \t\\":
+        start = skip_blanks(text, start, end)
     while end > start:
         ch = text[end - 1]
         if ch in " \t":
@@ -124,7 +132,7 @@ def strip_span(text: str, start: int, end: int) -> Span:
                 end = cut - 1
                 continue
         break
-    return Span(start, end)
+    return _new_span((start, end))
 
 
 def skip_reference(text: str, start: int, end: int | None = None) -> int:
