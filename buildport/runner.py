@@ -243,6 +243,9 @@ def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
     return [list(options.offload_arch), list(options.extra_packages), made]
 
 
+#: A worker costs about as much to start as porting a few files, so a small run stays in one process.
+MIN_ITEMS_PER_WORKER = 4
+
 Task = TypeVar("Task")
 Done = TypeVar("Done")
 
@@ -253,13 +256,13 @@ def in_chunks(
     """``function(chunk, shared)`` over chunks of ``items``, in a process pool when ``jobs`` > 1.
 
     The results come back in the order of ``items``, whatever the pool does.
-    One process, or fewer than two items, runs here without a pool.
+    One process, or too few items to repay starting workers, runs here without a pool.
     """
-    if jobs <= 1 or len(items) < 2:
+    workers = min(jobs, len(items) // MIN_ITEMS_PER_WORKER)
+    if workers <= 1:
         return function(items, shared)
     from concurrent.futures import ProcessPoolExecutor
 
-    workers = min(jobs, len(items))
     size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
     chunks = [items[i:i + size] for i in range(0, len(items), size)]
     out: list[Done] = []

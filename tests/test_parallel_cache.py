@@ -145,3 +145,19 @@ def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
     out = done.stdout
     for row in ("jobs 1 / jobs 2", "cold / warm cache", "--version"):
         assert row in out
+
+
+def _pids(items: list[int], shared: int) -> list[tuple[int, int]]:
+    return [(item + shared, os.getpid()) for item in items]
+
+
+def test_in_chunks_keeps_the_order_and_uses_workers() -> None:
+    from buildport.runner import MIN_ITEMS_PER_WORKER, in_chunks
+
+    items = list(range(40))
+    parallel = in_chunks(_pids, items, 2, 100)
+    assert [value for value, _ in parallel] == [i + 100 for i in items]
+    assert os.getpid() not in {pid for _, pid in parallel}
+    small = in_chunks(_pids, items[: MIN_ITEMS_PER_WORKER * 2 - 1], 2, 0)
+    assert {pid for _, pid in small} == {os.getpid()}  # too few to repay a pool
+    assert {pid for _, pid in in_chunks(_pids, items, 1, 0)} == {os.getpid()}
