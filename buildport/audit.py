@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from buildport.cache import Cache, finding_from_json, finding_to_json
+from buildport.cache import Cache, finding_to_json, findings_from_json
 from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
 from buildport.findings import Finding, Severity
 from buildport.rules import build_rules, source_rules
@@ -193,7 +193,7 @@ def _from_json(data: object) -> tuple[bool, FileAudit | None]:
     if data.get("cuda") is False:
         return True, None
     try:
-        findings = [finding_from_json(f) for f in data["findings"]]
+        findings = findings_from_json(data["findings"])
         scoped = {findings[int(i)] for i in data["scoped"]}
         return True, FileAudit(str(data["path"]), str(data["kind"]), findings, scoped)
     except (KeyError, TypeError, ValueError, IndexError):

@@ -110,11 +110,24 @@ def finding_to_json(finding: Finding) -> list[Any]:
 
 def finding_from_json(data: Any) -> Finding:
     """The inverse of :func:`finding_to_json`; raises on malformed data."""
+    return findings_from_json([data])[0]
+
+
+def findings_from_json(data: Any) -> list[Finding]:
+    """A list of :func:`finding_to_json` entries back to findings; raises on malformed data.
+
+    A warm run decodes tens of thousands of findings, so the imports and the
+    severity lookup happen once per list rather than once per finding.
+    """
     from buildport.findings import Finding, Severity
 
-    path, line, col, rule, severity, message, suggestion, fixable, replacement = data
-    return Finding(str(path), int(line), int(col), str(rule), Severity(severity), str(message), str(suggestion),
-                   bool(fixable), str(replacement))
+    severities = {int(s): s for s in Severity}
+    out = []
+    for path, line, col, rule, severity, message, suggestion, fixable, replacement in data:
+        # Entries are written by put() alone and name their key: a damaged one fails to parse or
+        # to unpack here; the field types are not checked one by one.
+        out.append(Finding(path, line, col, rule, severities[severity], message, suggestion, fixable, replacement))
+    return out
 
 
 def result_to_json(result: Result) -> dict[str, Any]:
@@ -133,7 +146,7 @@ def result_from_json(data: Any, original: str) -> Result | None:
 
     try:
         text = original if data["text"] is None else str(data["text"])
-        findings = [finding_from_json(f) for f in data["findings"]]
+        findings = findings_from_json(data["findings"])
         return Result(str(data["path"]), original, text, findings, {str(p) for p in data["packages"]})
-    except (KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):  # KeyError also for an unknown severity
         return None
