@@ -140,8 +140,8 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
 def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> list[FileAudit | None | str]:
     """Each (path, kind) audited in order: cache hits here, the misses in :func:`in_chunks`."""
     out: list[FileAudit | None | str] = []
-    tasks: list[tuple[str, str, str]] = []
-    missing: list[tuple[int, str | None]] = []
+    tasks: list[tuple[str, str, str, str | None]] = []
+    missing: list[int] = []
     for path, kind in items:
         try:
             source = read_source(path)
@@ -155,22 +155,23 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> 
             if ok:
                 out.append(hit)
                 continue
-        missing.append((len(out), key))
+        missing.append(len(out))
         out.append(None)
-        tasks.append((path, kind, source.text))
-    for (i, key), done in zip(missing, in_chunks(_audit_chunk, tasks, jobs, None)):
+        tasks.append((path, kind, source.text, key))
+    for i, done in zip(missing, in_chunks(_audit_chunk, tasks, jobs, cache)):
         out[i] = done
-        if cache is not None and key is not None and not isinstance(done, str):
-            cache.put(key, _to_json(done))
     return out
 
 
-def _audit_chunk(tasks: list[tuple[str, str, str]], _shared: object) -> list[FileAudit | None | str]:
-    """Audit a chunk of (path, kind, text) (runs in a worker process with ``jobs`` > 1)."""
+def _audit_chunk(tasks: list[tuple[str, str, str, str | None]], cache: Cache | None) -> list[FileAudit | None | str]:
+    """Audit a chunk of (path, kind, text, cache key); runs in a worker process with ``jobs`` > 1."""
     out: list[FileAudit | None | str] = []
-    for path, kind, text in tasks:
+    for path, kind, text, key in tasks:
         try:
-            out.append(audit_text(text, path, kind))
+            audited = audit_text(text, path, kind)
+            out.append(audited)
+            if cache is not None and key is not None:
+                cache.put(key, _to_json(audited))
         except (InputError, ParseError) as exc:
             out.append(_error_text(exc, path))
         except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible

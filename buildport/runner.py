@@ -227,12 +227,10 @@ def _port_all(
                 continue
         out.append(item)
         missing.append(i)
-    tasks = [(out[i].path, out[i].source) for i in missing]
-    done = in_chunks(_port_chunk, tasks, jobs, (options, kind, facts))
+    tasks = [(out[i].path, out[i].source, keys.get(i)) for i in missing]
+    done = in_chunks(_port_chunk, tasks, jobs, (options, kind, facts, cache))
     for i, outcome in zip(missing, done):
         out[i] = outcome
-        if cache is not None and i in keys and outcome.result is not None:
-            cache.put(keys[i], result_to_json(outcome.result))
     return out
 
 
@@ -272,13 +270,15 @@ def in_chunks(
     return out
 
 
-def _port_chunk(tasks: list[tuple[str, SourceText | None]], shared: Any) -> list[FileOutcome]:
-    """Port a chunk of loaded files (runs in a worker process with ``jobs`` > 1)."""
-    options, kind, facts = shared
+def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: Any) -> list[FileOutcome]:
+    """Port a chunk of loaded files and store the results under their keys (in a worker with ``jobs`` > 1)."""
+    options, kind, facts, cache = shared
     out = []
-    for path, source in tasks:
+    for path, source, key in tasks:
         assert source is not None
         outcome = _port_one(path, source, options, kind, facts)
+        if cache is not None and key is not None and outcome.result is not None:
+            cache.put(key, result_to_json(outcome.result))
         if outcome.exception is not None and not _picklable(outcome.exception):
             outcome.exception = RuntimeError(f"{type(outcome.exception).__name__}: {outcome.exception}")
         out.append(outcome)
