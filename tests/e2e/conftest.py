@@ -197,6 +197,21 @@ def cuda_root(tools: Tools) -> Path:
     return tools.nvcc.resolve().parent.parent
 
 
+def nvcc_trap(directory: Path) -> Path:
+    """A directory holding an `nvcc` that records being called and fails; put it first on PATH."""
+    directory.mkdir(parents=True, exist_ok=True)
+    record = directory / "nvcc-was-called"
+    trap = directory / "nvcc"
+    trap.write_text(
+        "#!/bin/sh\n"
+        f'echo "$0 $*" >> "{record}"\n'
+        'echo "nvcc must not run in a ported build: $0 $*" >&2\n'
+        "exit 1\n"
+    )
+    trap.chmod(trap.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return record
+
+
 def cuda_env(tools: Tools) -> dict[str, str]:
     """Environment for the original nvcc builds (tests/toolchain/cuda-nvcc.cmake reads it)."""
     env = dict(os.environ)

@@ -12,14 +12,13 @@ import os
 import platform
 import re
 import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from conftest import cuda_root, make_program
+from conftest import cuda_root, make_program, nvcc_trap
 
 if TYPE_CHECKING:
     from conftest import Tools, Workbench
@@ -97,21 +96,6 @@ def _cuda_run_env(workbench: Workbench) -> dict[str, str]:
     lib_dirs = [str(cuda_root(workbench.tools) / "lib64"), env.get("LD_LIBRARY_PATH", "")]
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, lib_dirs))
     return env
-
-
-def _nvcc_trap(directory: Path) -> Path:
-    """A directory holding an `nvcc` that records being called and fails; put it first on PATH."""
-    directory.mkdir(parents=True, exist_ok=True)
-    record = directory / "nvcc-was-called"
-    trap = directory / "nvcc"
-    trap.write_text(
-        "#!/bin/sh\n"
-        f'echo "$0 $*" >> "{record}"\n'
-        'echo "nvcc must not run in a ported build: $0 $*" >&2\n'
-        "exit 1\n"
-    )
-    trap.chmod(trap.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return record
 
 
 def _rocm_build_env(workbench: Workbench, trap_dir: Path) -> dict[str, str]:
@@ -194,7 +178,7 @@ def _port(workbench: Workbench, name: str, dest: Path) -> Path:
 
 def _build_port(workbench: Workbench, make: Path, project: Path, trap_dir: Path,
                 extra: tuple[str, ...] = ()) -> None:
-    record = _nvcc_trap(trap_dir)
+    record = nvcc_trap(trap_dir)
     env = _rocm_build_env(workbench, trap_dir)
     args = [f"ROCM_PATH={ROCM_PATH}", *extra]
     commands = _dry_run(workbench, make, project, args, env, "rocm-make-dry-run")
@@ -260,7 +244,7 @@ def test_offload_architectures_stay_overridable(tmp_path: Path, workbench: Workb
 
 def test_nvcc_trap_catches_a_call(tmp_path: Path, workbench: Workbench) -> None:
     """Guards the harness: an nvcc reached through PATH during a ported build is recorded and fails."""
-    record = _nvcc_trap(tmp_path / "trap")
+    record = nvcc_trap(tmp_path / "trap")
     env = _rocm_build_env(workbench, tmp_path / "trap")
     with pytest.raises(AssertionError, match="probe-nvcc: exit code 1"):
         workbench.run("probe-nvcc", ["nvcc", "--version"], cwd=tmp_path, env=env)

@@ -18,7 +18,6 @@ import json
 import os
 import re
 import shutil
-import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import REPO_ROOT, cuda_root, make_program, run_buildport, snapshot_tree, tree_differences
+from conftest import REPO_ROOT, cuda_root, make_program, nvcc_trap, run_buildport, snapshot_tree, tree_differences
 
 if TYPE_CHECKING:
     from conftest import Tools, Workbench
@@ -176,21 +175,6 @@ def _assert_unchanged(before: dict[str, Any], root: Path, what: str) -> None:
     assert not differences, f"{what} changed:\n" + "\n".join(differences)
 
 
-def _nvcc_trap(directory: Path) -> Path:
-    """A directory holding an `nvcc` that records being called and fails; put it first on PATH."""
-    directory.mkdir(parents=True, exist_ok=True)
-    record = directory / "nvcc-was-called"
-    trap = directory / "nvcc"
-    trap.write_text(
-        "#!/bin/sh\n"
-        f'echo "$0 $*" >> "{record}"\n'
-        'echo "nvcc must not run in a ported build: $0 $*" >&2\n'
-        "exit 1\n"
-    )
-    trap.chmod(trap.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return record
-
-
 def _run_programs(
     workbench: Workbench, base: Path, executables: tuple[str, ...], env: dict[str, str]
 ) -> None:
@@ -246,7 +230,7 @@ def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Pat
         return
     make = make_program()
     trap_dir = scratch / "nvcc-trap"
-    record = _nvcc_trap(trap_dir)
+    record = nvcc_trap(trap_dir)
     env = workbench.rocm_env  # HIP_PLATFORM=amd: nvcc is on PATH
     env["PATH"] = os.pathsep.join([str(trap_dir), env.get("PATH", "")])
     args = [f"ROCM_PATH={ROCM_PATH}"]
