@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from buildport import prescan
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
 
@@ -92,6 +93,7 @@ def install(config: Config) -> None:
     """Put the project's rows in front of the built-in tables."""
     if config.libraries:
         library_rules.extend(config.libraries)
+        prescan.tables_changed()
     for spelling, to in config.flags.items():
         row = flag_rules.Flag((spelling,), "map", to, note=f"from {config.path}")
         flag_rules.BY_NAME[spelling] = row

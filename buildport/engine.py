@@ -17,6 +17,7 @@ from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries
 from buildport.passes.cmake_text import Flags, Names, Prelude
 from buildport.passes.make import MakeContext, MakeFacts, gather, port_lines, report_platform
 from buildport.passes.make_prelude import prelude, prelude_offset
+from buildport.prescan import has_cmake_trigger, may_need_cmake_port
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
@@ -61,11 +62,15 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     """Port the CMake source ``text``; raises ``ParseError`` for input that is not CMake."""
     options = options or Options()
     tree = parse_cmake(text, path)
+    if not may_need_cmake_port(text):
+        return Result(path, text, text)  # no rule can fire: parsed only, to reject bad input
     ctx = Context(path, tree, options, Edits(tree))
     gather_facts(ctx)
     if ctx.facts.has_hip_already is not None or ctx.facts.language_variable is not None:
         at = ctx.facts.has_hip_already or ctx.facts.language_variable
         assert at is not None
+        if not has_cmake_trigger(text):
+            return Result(path, text, text)  # HIP only, nothing of CUDA to review
         ctx.report(at.start, "cmake-hip-present", Severity.WARNING,
                    "this file already supports HIP or picks its GPU language through a variable; left unchanged",
                    "review its CUDA branch by hand")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from buildport import config as project_config
+from buildport import prescan
 from buildport.engine import port_cmake, port_make
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
@@ -23,6 +24,7 @@ def restore_tables() -> object:
                          (flag_rules.BY_NAME, names)):
         table.clear()
         table.update(saved)  # type: ignore[attr-defined]
+    prescan.tables_changed()
 
 
 def test_pyproject_section_and_user_rows_take_precedence(tmp_path: Path, restore_tables: object) -> None:

@@ -12,6 +12,7 @@ from typing import Protocol
 from buildport.cmake_args import value_of
 from buildport.cmake_edit import Edits
 from buildport.findings import Finding, Severity
+from buildport.prescan import may_need_cmake_port
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.rules.cmake import CUDA_SUFFIXES, TARGET_COMMANDS, TARGET_KEYWORDS
 from buildport.syntax.cmake import CMakeFile, Command, Leaf
@@ -54,6 +55,7 @@ class Context:
     edits: Edits
     facts: Facts = field(default_factory=Facts)
     findings: list[Finding] = field(default_factory=list)
+    _mentions: dict[int, bool] = field(default_factory=dict)
 
     def report(
         self, offset: int, rule: str, severity: Severity, message: str, suggestion: str = "",
@@ -64,9 +66,23 @@ class Context:
             Finding(self.path, line, col, rule, severity, message, suggestion, fixable, replacement)
         )
 
+    def mentions_cuda(self, command: Command) -> bool:
+        """Does the command's original text hold a word some rule fires on (see :mod:`buildport.prescan`)?
+
+        A pass that acts only on such words skips the other commands without
+        splitting them into arguments.
+        """
+        known = self._mentions.get(command.start)
+        if known is None:
+            known = self._mentions[command.start] = may_need_cmake_port(self.tree.text, command.start, command.end)
+        return known
+
     def commands(self) -> list[Command]:
         """The file's commands that no earlier pass removed or rewrote whole."""
-        return [c for c in self.tree.commands() if not self.edits.is_gone(c)]
+        commands = self.tree.commands()
+        if not self.edits.removed_commands and not self.edits.rewritten:
+            return list(commands)
+        return [c for c in commands if not self.edits.is_gone(c)]
 
 
 class Pass(Protocol):
@@ -124,15 +140,22 @@ def expand(ctx: Context, text: str, seen: frozenset[str] = frozenset()) -> list[
     return [text]
 
 
+#: The commands :func:`gather_facts` reads; others are not even split into arguments.
+_FACT_COMMANDS = frozenset({"set", "list", "file", "project", "enable_language", "find_package",
+                            "set_source_files_properties"})
+
+
 def gather_facts(ctx: Context) -> None:
     """Read the file once: variables, targets and their CUDA sources, HIP already there."""
     facts = ctx.facts
     for command in ctx.commands():
         name = command.identifier
-        args = command.arguments()
-        values = [a.value for a in args]
+        if name not in _FACT_COMMANDS:
+            continue
+        values = [a.value for a in command.arguments()]
         if name == "set" and values:
             facts.variables[values[0]] = [v for v in values[1:] if v not in ("CACHE", "PARENT_SCOPE", "FORCE")]
+            facts.defines_rocm_path = facts.defines_rocm_path or values[0] == "ROCM_PATH"
         elif name == "list" and len(values) >= 2 and values[0] in ("APPEND", "PREPEND"):
             facts.variables.setdefault(values[1], []).extend(values[2:])
         elif name == "file" and len(values) >= 2 and values[0] in ("GLOB", "GLOB_RECURSE"):
@@ -147,8 +170,6 @@ def gather_facts(ctx: Context) -> None:
             at = values.index("LANGUAGE")
             if at + 1 < len(values) and values[at + 1] == "HIP":
                 facts.hip_sources.update(v for v in values[: values.index("PROPERTIES")] if "PROPERTIES" in values)
-        elif name == "set" and values and values[0] == "ROCM_PATH":
-            facts.defines_rocm_path = True
     for command in ctx.commands():
         if command.identifier in TARGET_COMMANDS:
             args = command.arguments()

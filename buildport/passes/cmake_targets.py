@@ -72,6 +72,8 @@ class Libraries:
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
             name = command.identifier
+            if not ctx.mentions_cuda(command):
+                continue  # no library, legacy variable or -l flag of the table in it
             args = command.arguments()
             if name in ("target_link_libraries", "link_libraries"):
                 target = args[0].value if name == "target_link_libraries" and args else None

@@ -76,6 +76,8 @@ class Flags:
 
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
+            if command.identifier not in FLAG_COMMANDS and not ctx.mentions_cuda(command):
+                continue  # a flag variable or an nvcc-only spelling would be a trigger word
             leaves = [leaf for leaf in flag_arguments(command, ctx.facts.hip_targets) if leaf.type != "BRACKET_ARG"]
             if leaves:
                 translate_leaves(ctx, leaves)
@@ -203,6 +205,8 @@ class Names:
 
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
+            if not ctx.mentions_cuda(command):
+                continue  # every name this pass renames is a trigger word
             args = command.arguments()
             if command.identifier in ("set", "unset") and args and args[0].value in LEGACY_SWITCHES:
                 ctx.edits.remove_command(command)

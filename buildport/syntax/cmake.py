@@ -115,13 +115,15 @@ class Command:
     read. ``start``, ``end`` and ``str()`` need no leaves.
     """
 
-    __slots__ = ("_parts", "_text", "_start", "_end")
+    __slots__ = ("_parts", "_text", "_start", "_end", "_arguments", "_identifier")
 
     def __init__(self, name: Leaf, space: Leaf | None, lpar: Leaf, items: list[Item], rpar: Leaf) -> None:
         self._parts: tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf] | None = (name, space, lpar, items, rpar)
         self._text = ""
         self._start = name.start
         self._end = rpar.start + 1
+        self._arguments: list[Leaf] | None = None
+        self._identifier = ""
 
     @classmethod
     def lazy(cls, text: str, start: int, end: int) -> "Command":
@@ -131,6 +133,8 @@ class Command:
         command._text = text
         command._start = start
         command._end = end
+        command._arguments = None
+        command._identifier = ""
         return command
 
     def _load(self) -> tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf]:
@@ -161,7 +165,14 @@ class Command:
     @property
     def identifier(self) -> str:
         """The command name, lower-cased (CMake command names ignore case)."""
-        return self.name.value.lower()
+        if not self._identifier:
+            if self._parts is None:  # no need to scan the leaves: the name opens the span
+                m = _identifier_regex().match(self._text, self._start)
+                assert m is not None
+                self._identifier = m.group().lower()
+            else:
+                self._identifier = self._parts[0].value.lower()
+        return self._identifier
 
     @property
     def start(self) -> int:
@@ -181,8 +192,14 @@ class Command:
         yield rpar
 
     def arguments(self) -> list[Leaf]:
-        """The argument leaves in order, nested parentheses flattened away."""
-        return [t for t in self.iter_leaves() if t.type in ARGUMENTS]
+        """The argument leaves in order, nested parentheses flattened away.
+
+        Computed once: trees are never changed after parsing (passes record edits
+        instead), and every pass asks. Callers must not change the list.
+        """
+        if self._arguments is None:
+            self._arguments = [t for t in self.iter_leaves() if t.type in ARGUMENTS]
+        return self._arguments
 
     def __str__(self) -> str:
         if self._parts is None:
@@ -208,13 +225,14 @@ class CMakeFile:
     spans the parser recorded; printing does not need it.
     """
 
-    __slots__ = ("_items", "text", "_line_starts", "_spans")
+    __slots__ = ("_items", "text", "_line_starts", "_spans", "_commands")
 
     def __init__(self, items: list[Union[Leaf, Command]], text: str) -> None:
         self._items: list[Union[Leaf, Command]] | None = items
         self.text = text
         self._line_starts: list[int] = []
         self._spans: list[int] = []
+        self._commands: list[Command] | None = None
 
     @classmethod
     def lazy(cls, text: str, spans: list[int]) -> "CMakeFile":
@@ -224,6 +242,7 @@ class CMakeFile:
         tree.text = text
         tree._line_starts = []
         tree._spans = spans
+        tree._commands = None
         return tree
 
     @property
@@ -256,7 +275,10 @@ class CMakeFile:
                 yield from item.iter_leaves()
 
     def commands(self) -> list[Command]:
-        return [item for item in self.items if isinstance(item, Command)]
+        """The top-level commands in order (computed once; callers must not change the list)."""
+        if self._commands is None:
+            self._commands = [item for item in self.items if isinstance(item, Command)]
+        return self._commands
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset; ``\\r\\n``, ``\\n`` and ``\\r`` end lines."""
@@ -371,6 +393,11 @@ def _terminals() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
+def _identifier_regex() -> re.Pattern[str]:
+    return re.compile(_terminals()["IDENT"])
+
+
+@lru_cache(maxsize=1)
 def _scanners() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Two alternations of the grammar's terminals, one per lexer context."""
     patterns = _terminals()
@@ -442,7 +469,17 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
     A command stands at the start of its line (only blanks before it), and an
     argument after a bracket argument is separated from it by whitespace.
     """
-    items = tree.items
+    if tree._items is None:  # recognized: look between the cut points, without building leaves
+        cuts = tree._spans
+        for i in range(2, len(cuts) - 1, 2):
+            before = tree.text[cuts[i - 1] : cuts[i]].rstrip(" \t")
+            if not (before.endswith(("\n", "\r")) or (not before and i == 2)):
+                line, col, source = position_of(tree.text, cuts[i])
+                raise ParseError("expected a newline before this command (one command per line)", line, col,
+                                 source, path)
+        items: list[Union[Leaf, Command]] = []
+    else:
+        items = tree.items
     for i, item in enumerate(items):
         if not isinstance(item, Command):
             continue

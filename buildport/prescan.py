@@ -1,0 +1,113 @@
+"""Which files can hold nothing to port: one regex search, before any pass runs.
+
+Every CMake rule fires on a word that one of the tables in :mod:`buildport.rules`
+names (a CUDA variable, command, property, library, package, path, nvcc flag) or
+on a ``.cu`` source. :func:`cmake_trigger` matches any of those words, case
+folded; a file it does not match is parsed (so bad input is still an error) but
+no pass is run over it. The words are read from the tables themselves, so a row
+added to a table widens the search; ``tests/test_prescan.py`` checks that every
+row is found and that no fixture the passes change is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from buildport.rules import cmake as cmake_rules
+from buildport.rules.flags import UNAMBIGUOUS
+from buildport.rules import libraries as library_rules
+from buildport.rules.paths import CUDA_ENV_VARS
+
+#: Words the passes look for that no table row spells out.
+_FIXED = (
+    "cuda",  # the language, CUDA::, CMAKE_CUDA_*, $<COMPILE_LANGUAGE:CUDA>, /usr/local/cuda
+    "nvidia",  # the NVIDIA compiler id
+    "nvcc",
+    "thrust", "cub", "cccl", "cudnn", "nccl",  # find_package names of the CUDA libraries
+)
+
+
+def cmake_words() -> list[str]:
+    """Every word a CMake rule can fire on, from the rule tables."""
+    words: list[str] = list(_FIXED)
+    words += cmake_rules.CUDA_SUFFIXES
+    for table in (
+        cmake_rules.VARIABLES, cmake_rules.LEGACY_SWITCHES, cmake_rules.REPORTED_VARIABLES,
+        cmake_rules.PROPERTIES, cmake_rules.LEGACY_COMMANDS, cmake_rules.LEGACY_LINK_HELPERS,
+        cmake_rules.MANUAL_COMMANDS, cmake_rules.GENEX_RENAMES, cmake_rules.COMPILER_IDS,
+        cmake_rules.FLAG_VARIABLES,
+    ):  # fmt: skip
+        words += table
+    words += (library.name for library in library_rules.LIBRARIES)
+    # the lookup tables, which also hold the rows a project adds in buildport.toml
+    words += (*library_rules.BY_TARGET, *library_rules.BY_LINK_NAME, *library_rules.BY_LEGACY_VAR)
+    words += CUDA_ENV_VARS
+    words += UNAMBIGUOUS
+    return words
+
+
+def trigger(words: Iterable[str]) -> re.Pattern[str]:
+    """A search of lower-cased text for any of ``words``.
+
+    A word that contains another is left out, and the rest are merged into a
+    trie (``cu(?:b|da|fft…)``), which ``re`` runs about four times faster than a
+    flat, case-insensitive alternation.
+    """
+    folded = sorted({w.lower() for w in words if w}, key=len)
+    kept: list[str] = []
+    for word in folded:
+        if not any(k in word for k in kept):
+            kept.append(word)
+    return re.compile(_trie(kept))
+
+
+def _trie(words: list[str]) -> str:
+    """One regex for ``words``, sharing prefixes; no word may be a prefix of another."""
+    heads: dict[str, list[str]] = {}
+    for word in words:
+        heads.setdefault(word[0], []).append(word[1:])
+    branches = [re.escape(head) + (_trie(rests) if rests != [""] else "") for head, rests in sorted(heads.items())]
+    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+
+_trigger: re.Pattern[str] | None = None
+
+
+def cmake_trigger() -> re.Pattern[str]:
+    """Matches, in lower-cased text, wherever a CMake pass might change or report something."""
+    global _trigger
+    if _trigger is None:
+        _trigger = trigger(cmake_words())
+    return _trigger
+
+
+def tables_changed() -> None:
+    """Rows were added to the tables (a project's buildport.toml): build the search again."""
+    global _trigger
+    _trigger = None
+
+
+def may_need_cmake_port(text: str, start: int = 0, end: int | None = None) -> bool:
+    """False when no CMake rule can fire anywhere in ``text[start:end]``."""
+    return _off or has_cmake_trigger(text[start:end])
+
+
+def has_cmake_trigger(text: str) -> bool:
+    """The search itself, never switched off (for rules that depend on it, not only skip work)."""
+    return cmake_trigger().search(text.lower()) is not None
+
+
+_off = False
+
+
+@contextmanager
+def disabled() -> Iterator[None]:
+    """Run every pass over everything, as if each file matched: to check that skipping changes nothing."""
+    global _off
+    before, _off = _off, True
+    try:
+        yield
+    finally:
+        _off = before

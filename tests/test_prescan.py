@@ -1,0 +1,132 @@
+"""The pre-scan skips only what no rule could change: table-driven, and checked against full runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from buildport import prescan
+from buildport.engine import port_cmake
+from buildport.findings import Finding
+from buildport.prescan import cmake_words, disabled, may_need_cmake_port
+from buildport.rules import cmake as cmake_rules
+from buildport.rules.libraries import LIBRARIES
+from buildport.syntax.errors import ParseError
+
+ROOT = Path(__file__).resolve().parent.parent
+CMAKE_SOURCES = sorted(
+    p for base in ("fixtures/cmake", "fixtures/projects", "fixtures/migrate", "fixtures/audit")
+    for p in (ROOT / base).rglob("*")
+    if p.is_file() and (p.name in ("CMakeLists.txt", "input.cmake") or p.suffix == ".cmake")
+)  # fmt: skip
+
+
+def _full_and_skipping(text: str) -> tuple[tuple[str, list[Finding]], tuple[str, list[Finding]]]:
+    skipping = port_cmake(text, "CMakeLists.txt")
+    with disabled():
+        full = port_cmake(text, "CMakeLists.txt")
+    return (skipping.text, skipping.findings), (full.text, full.findings)
+
+
+def test_the_corpus_is_there() -> None:
+    assert len(CMAKE_SOURCES) > 50
+
+
+@pytest.mark.parametrize("path", CMAKE_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_skipping_changes_nothing_on_any_fixture(path: Path) -> None:
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    skipping, full = _full_and_skipping(text)
+    assert skipping == full
+    if full[0] != text or full[1]:
+        assert may_need_cmake_port(text), "a file the passes change or report on was not matched"
+
+
+@pytest.mark.parametrize("word", sorted(set(cmake_words())))
+def test_every_table_word_is_a_trigger_in_any_case(word: str) -> None:
+    for spelling in (word, word.upper(), word.lower()):
+        assert may_need_cmake_port(f"set(X {spelling})\n")
+
+
+def test_the_words_come_from_the_tables() -> None:
+    words = {w.lower() for w in cmake_words()}
+    assert {w.lower() for w in cmake_rules.VARIABLES} <= words
+    assert {w.lower() for w in cmake_rules.PROPERTIES} <= words
+    assert {w.lower() for w in cmake_rules.FLAG_VARIABLES} <= words
+    assert {t.lower() for lib in LIBRARIES for t in lib.cmake_targets} <= words
+    assert {n.lower() for lib in LIBRARIES for n in lib.link_names} <= words
+
+
+def test_a_library_a_project_adds_widens_the_search(tmp_path: Path) -> None:
+    from buildport import config
+    from buildport.rules import libraries
+
+    tables = (libraries.BY_TARGET, libraries.BY_LINK_NAME, libraries.BY_LEGACY_VAR, libraries.BY_ROCM_TARGET)
+    saved = [dict(table) for table in tables]
+    text = "add_executable(a a.cpp)\ntarget_link_libraries(a PRIVATE Acme::fastmath)\n"
+    assert not may_need_cmake_port(text)
+    (tmp_path / "buildport.toml").write_text(
+        '[libraries.fastmath]\ncmake-targets = ["Acme::fastmath"]\nlink-names = ["acmefm"]\n'
+        'rocm-package = "hipfm"\nrocm-target = "roc::hipfm"\nrocm-link = "hipfm"\n'
+    )
+    try:
+        config.install(config.load(tmp_path))
+        assert may_need_cmake_port(text)
+        assert "roc::hipfm" in port_cmake(text).text
+    finally:
+        for table, rows in zip(tables, saved):
+            table.clear()
+            table.update(rows)
+        prescan.tables_changed()
+    assert not may_need_cmake_port(text)
+
+
+@pytest.mark.parametrize("text", [
+    "project(p CXX)\nadd_executable(a a.cpp)\n",
+    "set(CMAKE_CXX_FLAGS \"-O2 -Wall\")\nmessage(STATUS \"current dir ${CMAKE_CURRENT_SOURCE_DIR}\")\n",
+    "include(CTest)\nadd_test(NAME t COMMAND a --verbose)\n",
+])  # fmt: skip
+def test_plain_cmake_is_skipped(text: str) -> None:
+    assert not may_need_cmake_port(text)
+    result = port_cmake(text)
+    assert result.text == text and not result.findings
+
+
+def test_a_skipped_file_is_still_parsed_so_bad_input_is_an_error() -> None:
+    text = "project(p CXX)\nadd_executable(a a.cpp\n"
+    assert not may_need_cmake_port(text)
+    with pytest.raises(ParseError) as error:
+        port_cmake(text, "CMakeLists.txt")
+    assert error.value.line == 2 and error.value.path == "CMakeLists.txt"
+
+
+def test_a_hip_only_file_has_nothing_to_report() -> None:
+    text = "project(p LANGUAGES CXX HIP)\nadd_executable(a a.hip)\n"
+    assert port_cmake(text).findings == []
+    mixed = "project(p LANGUAGES CXX HIP)\nadd_executable(a a.hip)\nadd_executable(b b.cu)\n"
+    assert [f.rule for f in port_cmake(mixed).findings] == ["cmake-hip-present"]
+
+
+@pytest.mark.parametrize("text", [
+    "find_package(CUDAToolkit REQUIRED)\nadd_executable(a a.cu)\ntarget_compile_options(a PRIVATE -G -O3)\n"
+    "message(STATUS plain)\ntarget_link_libraries(a PRIVATE ${LIBS})\nset(LIBS CUDA::cublas)\n",
+    "add_library(k STATIC k.cu)\nset_target_properties(k PROPERTIES CUDA_ARCHITECTURES 80)\n"
+    "add_compile_options(-Wall)\nif(WIN32)\n  set(X y)\nendif()\n",
+])  # fmt: skip
+def test_commands_without_trigger_words_in_a_cuda_file(text: str) -> None:
+    skipping, full = _full_and_skipping(text)
+    assert skipping == full
+    assert full[0] != text
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(["cu", "da", "nv", "cc", "-", "--", ".", "x", "rand", "CUDA", "b", " ", "ptx"]),
+                max_size=12))
+def test_the_trie_matches_what_a_plain_alternation_matches(parts: list[str]) -> None:
+    text = "".join(parts).lower()
+    words = sorted(set(w.lower() for w in cmake_words()))
+    plain = re.compile("|".join(re.escape(w) for w in words))
+    assert (prescan.cmake_trigger().search(text) is None) == (plain.search(text) is None)
