@@ -24,6 +24,7 @@ from typing import Iterable, Iterator
 
 from buildport.cache import Cache, finding_to_json, findings_from_json
 from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
+from buildport.prescan import may_have_residue
 from buildport.findings import Finding, Severity
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
@@ -249,7 +250,9 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     port = port_cmake if kind == CMAKE else port_make
     result = port(text, path, verify=False)
     audited = FileAudit(path, kind)
-    changes = line_changes(result)
+    if not result.findings and not result.changed and not may_have_residue(text):
+        return audited  # parsed, and nothing of CUDA in it
+    changes = line_changes(result) if result.changed else {}
     for finding in result.findings:
         derived = changes.get(finding.line)
         if finding.fixable and not finding.replacement and derived is not None:

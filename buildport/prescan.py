@@ -84,9 +84,25 @@ def cmake_trigger() -> re.Pattern[str]:
 
 
 def tables_changed() -> None:
-    """Rows were added to the tables (a project's buildport.toml): build the search again."""
-    global _trigger
-    _trigger = None
+    """Rows were added to the tables (a project's buildport.toml): build the searches again."""
+    global _trigger, _residue
+    _trigger = _residue = None
+
+
+_residue: re.Pattern[str] | None = None
+
+
+def may_have_residue(text: str) -> bool:
+    """False when no pattern of ``build_rules.RESIDUE_PATTERNS`` can match in ``text``.
+
+    Each of them needs ``cuda`` (paths, root variables, ``CUDA::``, CUDA names),
+    ``nvcc``, an architecture (``sm_``, ``compute_``, ``lto_``) or a CUDA library's
+    link name; the search looks for those, case folded.
+    """
+    global _residue
+    if _residue is None:
+        _residue = trigger(["cuda", "nvcc", "sm_", "compute_", "lto_", *library_rules.BY_LINK_NAME])
+    return _residue.search(text.lower()) is not None
 
 
 def may_need_cmake_port(text: str, start: int = 0, end: int | None = None) -> bool:

@@ -38,48 +38,59 @@ def is_build_tree(path: Path) -> bool:
 
 
 def discover(root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None) -> Iterator[Path]:
-    """Build files below ``root`` in a stable order.
+    """Build files below ``root`` in a stable order (a folder's files by name, then its folders by name).
 
     A file link that leaves ``root`` is never yielded (so never written through),
     nor is a binary file; each gets a message in ``skipped``. A link inside the
     root comes after the real files, and only if its target was not yielded, so
-    that no file is ported twice.
+    that no file is ported twice. Directory links are not followed.
     """
     real_root = root.resolve()
-    seen: set[Path] = set()
+    yielded: list[tuple[str, list[str]]] = []  # (folder, names of the real files yielded from it)
     links: list[Path] = []
-    for folder, dirs, files in os.walk(root):
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
         here = Path(folder)
-        kept = []
-        for d in sorted(dirs):
-            sub = here / d
-            if d.startswith(".") or is_build_tree(sub):
+        names: list[str] = []
+        subfolders: list[str] = []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith(".") and not is_build_tree(Path(entry.path)):
+                    subfolders.append(entry.path)
                 continue
-            if sub.is_symlink() and not _inside(sub.resolve(), real_root):
+            if not wanted(entry.name):
                 continue
-            kept.append(d)
-        dirs[:] = kept
-        for name in sorted(files):
-            if wanted(name):
-                reason = _skip_reason(here / name, real_root)
-                if reason:
-                    if skipped is not None:
-                        skipped.append(f"{here / name}: skipped: {reason}")
-                    continue
-                if (here / name).is_symlink():
-                    links.append(here / name)
-                    continue
-                seen.add((here / name).resolve())
-                yield here / name
-    for link in links:
-        if link.resolve() not in seen:
-            seen.add(link.resolve())
-            yield link
+            path = here / entry.name
+            reason = _skip_reason(path, real_root, entry.is_symlink())
+            if reason:
+                if skipped is not None:
+                    skipped.append(f"{path}: skipped: {reason}")
+                continue
+            if entry.is_symlink():
+                links.append(path)
+                continue
+            names.append(entry.name)
+            yield path
+        if names:
+            yielded.append((folder, names))
+        stack.extend(reversed(subfolders))
+    if links:
+        seen = {Path(os.path.realpath(folder), name) for folder, names in yielded for name in names}
+        for link in links:
+            if link.resolve() not in seen:
+                seen.add(link.resolve())
+                yield link
 
 
-def _skip_reason(path: Path, real_root: Path) -> str:
+def _skip_reason(path: Path, real_root: Path, is_link: bool) -> str:
     """Why a discovered file must be left alone, or ``""``."""
-    if path.is_symlink() and not _inside(path.resolve(), real_root):
+    if is_link and not _inside(path.resolve(), real_root):
         return f"symbolic link to {path.resolve()}, outside {real_root}"
     try:
         with open(path, "rb") as handle:

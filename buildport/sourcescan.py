@@ -17,7 +17,9 @@ import os
 import re
 
 from buildport.findings import Finding
-from buildport.rules.source_rules import BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, LIBRARY_HEADERS, RULES, SourceRule
+from buildport.rules.source_rules import (
+    BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_HINT, LIBRARY_HEADERS, RULES, SourceRule,
+)
 from buildport.sourcelex import HEADER, Lexed, LineMap, TokenList, lex
 from buildport.sourcematch import Hit, interesting, match
 from buildport.sourceseq import Seq
@@ -43,6 +45,8 @@ def is_cuda_source(path: str, text: str) -> bool:
         return True
     if extension not in C_FAMILY_EXTENSIONS:
         return False
+    if not CUDA_SOURCE_HINT.search(text):
+        return False  # none of the words below can be in it
     lexed = lex(text)
     for directive in lexed.directives:
         body = directive.tokens

@@ -130,3 +130,44 @@ def test_the_trie_matches_what_a_plain_alternation_matches(parts: list[str]) -> 
     words = sorted(set(w.lower() for w in cmake_words()))
     plain = re.compile("|".join(re.escape(w) for w in words))
     assert (prescan.cmake_trigger().search(text) is None) == (plain.search(text) is None)
+
+
+# --- audit: files without any residue word skip the residue search ----------------------
+
+RESIDUE_SAMPLES = [
+    "/usr/local/cuda", "/usr/local/cuda-12.4/lib64", "/opt/cuda", "$(CUDA_PATH)", "${CUDA_TOOLKIT_ROOT_DIR}",
+    "CUDATOOLKIT_HOME", "CUDAROOT", "nvcc", "sm_80", "compute_90a", "lto_89", "CUDA::cublas", "USE_CUDA",
+    "cuda_add_executable(x)", "-lnvToolsExt", "libnvrtc", "-lnppc", "-lnccl", "libcudnn",
+]
+
+
+@pytest.mark.parametrize("sample", RESIDUE_SAMPLES)
+def test_every_residue_pattern_needs_a_hint_word(sample: str) -> None:
+    from buildport.audit import _residue_hits
+    from buildport.prescan import may_have_residue
+
+    assert list(_residue_hits(sample)), "the sample must be a residue hit"
+    assert may_have_residue(sample)
+
+
+def test_link_names_are_residue_hints() -> None:
+    from buildport.prescan import may_have_residue
+    from buildport.rules.libraries import BY_LINK_NAME
+
+    for name in BY_LINK_NAME:
+        assert may_have_residue(f"LIBS = -l{name}\n")
+
+
+@pytest.mark.parametrize("path", sorted(
+    p for base in ("fixtures/cmake", "fixtures/make", "fixtures/audit", "fixtures/projects", "fixtures/migrate")
+    for p in (ROOT / base).rglob("*") if p.is_file() and p.suffix not in (".cu", ".cuh", ".cpp", ".h", ".txt")
+    or p.name == "CMakeLists.txt"
+), ids=lambda p: str(p.relative_to(ROOT)))  # fmt: skip
+def test_no_fixture_with_residue_is_skipped(path: Path) -> None:
+    from buildport.audit import _residue_hits, code_only
+    from buildport.prescan import may_have_residue
+
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    kind = "cmake" if path.name == "CMakeLists.txt" or path.suffix == ".cmake" else "make"
+    if list(_residue_hits(code_only(text, kind))):
+        assert may_have_residue(text)

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from buildport.findings import Finding, Severity
 from buildport.rules.source_rules import (
-    API_FAMILIES, API_NAMES, BY_ID, FLAG_NAMES, LIBRARY_HEADERS, RULES, SourceRule,
+    API_FAMILIES, API_NAMES, BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_HINT, FLAG_NAMES, LIBRARY_HEADERS,
+    RULES, SourceRule,
 )
 from buildport.sourcelex import CHAR, COMMENT, HEADER, IDENT, NUMBER, PUNCT, STRING, lex, tokenize
 from buildport.sourcescan import is_cuda_source, scan_source
@@ -530,3 +531,32 @@ def test_one_megabyte_scans_and_scales_with_its_content() -> None:
     one = scan_source(_KERNEL, "k.cu")
     many = scan_source(_KERNEL * copies, "big.cu")
     assert len(many) == len(one) * copies
+
+
+# --- the pre-check that spares lexing C/C++ files without CUDA ------------------------
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(st.one_of(st.from_regex(CUDA_IDENTIFIER, fullmatch=True), st.from_regex(CUDA_HEADER, fullmatch=True)))
+def test_the_hint_finds_every_cuda_identifier_and_header(word: str) -> None:
+    assert CUDA_SOURCE_HINT.search(word), word
+
+
+@pytest.mark.parametrize("text", [
+    "#include <cuComplex.h>\n", "#include <thrust/sort.h>\n", "#include <cub/cub.cuh>\n",
+    "#include <mma.h>\n", "#include <sm_60_intrinsics.h>\n", "#include <nvtx3/nvToolsExt.h>\n",
+    "void f() { k<<<1, 1>>>(); }\n", "CUresult r;\n", "int x = cuMemAlloc(0);\n", "#ifdef __CUDACC__\n#endif\n",
+])  # fmt: skip
+def test_files_the_hint_lets_through_are_cuda_sources(text: str) -> None:
+    assert CUDA_SOURCE_HINT.search(text)
+    assert is_cuda_source("a.cpp", text)
+
+
+def test_a_plain_cpp_file_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import buildport.sourcescan as sourcescan
+
+    def fail(text: str) -> None:
+        raise AssertionError("lexed")
+
+    monkeypatch.setattr(sourcescan, "lex", fail)
+    assert not is_cuda_source("a.cpp", "#include <vector>\nint current_cursor(int execute);\n")

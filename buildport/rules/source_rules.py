@@ -587,3 +587,12 @@ CUDA_IDENTIFIER = re.compile(
     r"|npp|nvml|cupti|cuFile)[A-Z]\w*|cu(?:Init|Ctx|Module|Mem|Launch|Device|Stream|Event|Func|Tex|Link)[A-Z]\w*"
     r"|CU(?:result|device|context|module|function|stream|event|deviceptr)"
 )
+# A necessary condition for either of the two above (or a ``<<<`` launch): a C or C++
+# file in which this finds nothing is not a CUDA source, and is not lexed at all.
+# tests/test_source_rules.py checks it against both patterns.
+CUDA_SOURCE_HINT = re.compile(
+    r"cuda|CUDA|<<<|npp|sm_\d|thrust/|cub/|cooperative_groups|mma\.h|device_launch_parameters"
+    r"|cu(?:blas|fft|rand|sparse|solver|dnn|tensor|file|pti|File|Init|Ctx|Module|Mem|Launch|Device|Stream|Event"
+    r"|Func|Tex|Link|Complex)|CU(?:result|device|context|module|function|stream|event|deviceptr)"
+    r"|nv(?:jpeg|ml|rtc|ToolsExt|tx3)"
+)
