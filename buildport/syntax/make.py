@@ -8,8 +8,10 @@ the same lexer regexes and parse table through :mod:`buildport.syntax.make_scan`
 and falls back to Lark where that rejects the input, so trees and errors are
 the same;
 :mod:`buildport.syntax.make_build` turns each line into a node of
-:mod:`buildport.syntax.make_nodes` with the spans of its parts. Words and
-``$(...)`` references inside values are found lazily by
+:mod:`buildport.syntax.make_nodes` with the spans of its parts. Lines are
+built when first asked for (``MakeFile.lines``); parsing itself builds only
+the conditional lines it checks, and printing an untouched tree is the source
+text. Words and ``$(...)`` references inside values are found lazily by
 :mod:`buildport.syntax.make_words`.
 
 Rejected with :class:`ParseError`, as GNU make rejects them while reading: an
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, cast
 
 from lark import Lark, Token, Transformer
@@ -33,7 +35,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from buildport.grammars import grammar_text
 from buildport.syntax.errors import ParseError, position_of
-from buildport.syntax.make_build import IF_KEYWORDS, Record, build_lines
+from buildport.syntax.make_build import IF_KEYWORDS, Record, build_lines, lines_at
 from buildport.syntax.make_nodes import (
     Assignment,
     Blank,
@@ -72,18 +74,23 @@ _RECIPEPREFIX = re.compile(
 _STRAY_ENDEF = re.compile(r"(?:[ \t]|\\\r?\n)*endef(?:[ \t]|\\\r?\n|\Z)")
 
 
+def _tokens(children: list[Any]) -> list[Any]:
+    """Lark's tokens as the builder's ``(kind, start, end)`` tuples; define records stay."""
+    return [(c.type, c.start_pos, c.end_pos) if isinstance(c, Token) else c for c in children]
+
+
 class _Lines(Transformer[Token, Any]):
     """Parser callbacks: lines stay a flat run of tokens (the builder cuts it at
     newlines); a define block becomes one record."""
 
     def start(self, children: list[Any]) -> list[Any]:
-        return children
+        return _tokens(children)
 
     def define(self, children: list[Any]) -> Record:
-        return ("define", children)
+        return ("define", _tokens(children))
 
     def nested_define(self, children: list[Any]) -> Record:
-        return ("nested_define", children)
+        return ("nested_define", _tokens(children))
 
 
 @lru_cache(maxsize=8)
@@ -117,7 +124,9 @@ def parse_make_lark(text: str, path: str = "<input>") -> MakeFile:
 
 
 def _parse_with(text: str, path: str, fast: bool) -> MakeFile:
-    prefixes = {m.group(1) for m in _RECIPEPREFIX.finditer(text)} - {"", "$", "#", "\\"}
+    prefixes: set[str] = set()
+    if ".RECIPEPREFIX" in text:
+        prefixes = {m.group(1) for m in _RECIPEPREFIX.finditer(text)} - {"", "$", "#", "\\"}
     if not prefixes:
         return _parse(text, path, TAB, fast)
     makefile = _parse(text, path, TAB + "".join(sorted(prefixes)), fast)
@@ -136,16 +145,18 @@ def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
     enabled = gc.isenabled()
     gc.disable()  # big trees of small objects: the collector makes parsing quadratic
     try:
-        children = scan(text, _tables(prefix)) if fast else None
-        if children is None:
+        scanned = scan(text, _tables(prefix), _CHECKED) if fast else None
+        if scanned is None:
             try:
                 children = cast("list[Any]", _parser(prefix).parse(text))  # `_Lines.start` gives a list
             except UnexpectedInput as exc:
                 raise _lark_error(text, exc, path) from None
-        bom, lines = build_lines(text, children)
-        makefile = MakeFile(text, path, bom, lines)
-        _check(makefile)
-        return makefile
+            checked = [i for i, item in enumerate(children) if item[0] in _CHECKED]
+        else:
+            children, checked = scanned
+        bom = text[: children[0][2]] if children and children[0][0] == "BOM" else ""
+        _check(text, path, lines_at(text, children, checked))
+        return MakeFile(text, path, bom, build=partial(_build, text, children))
     finally:
         if enabled:
             gc.enable()
@@ -189,11 +200,29 @@ def _valid_condition(line: Conditional) -> bool:
     return True
 
 
-def _check(makefile: MakeFile) -> None:
-    """Reject what GNU make rejects while reading: unbalanced conditionals, stray endef."""
-    text, path = makefile.source, makefile.path
+def _build(text: str, children: list[Any]) -> list[Line]:
+    """The line nodes, built when a :class:`MakeFile`'s lines are first asked for."""
+    enabled = gc.isenabled()
+    gc.disable()  # as in `_parse`: one node per line
+    try:
+        return build_lines(text, children)[1]
+    finally:
+        if enabled:
+            gc.enable()
+
+
+#: The line kinds :func:`_check` looks at (the first token of each such line).
+_CHECKED = frozenset({"CONDITIONAL", "OTHER"})
+
+
+def _check(text: str, path: str, lines: list[Line]) -> None:
+    """Reject what GNU make rejects while reading: unbalanced conditionals, stray endef.
+
+    ``lines`` are the conditional and "other" lines outside define blocks, in
+    order (the only ones it looks at: the others need not be built).
+    """
     open_ifs: list[tuple[Conditional, bool]] = []  # (the if, whether a plain else was seen)
-    for line in makefile.lines:
+    for line in lines:
         if isinstance(line, Conditional):
             word = line.directive
             if not _valid_condition(line):

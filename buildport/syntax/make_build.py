@@ -1,9 +1,11 @@
 """Tokens of the make grammar → the line nodes of :mod:`buildport.syntax.make_nodes`.
 
-The parser hands over a flat run of tokens (and one record per ``define``
-block); :func:`build_lines` cuts it at the top-level ``NEWLINE`` tokens and
-turns each line into a node. The first token of a line says what it is; the
-spans of its parts come from token positions, blanks trimmed.
+The parser hands over a flat run of ``(kind, start, end)`` tokens (and one
+``(kind, children)`` record per ``define`` block); :func:`build_lines` cuts it
+at the top-level ``NEWLINE`` tokens and turns each line into a node. The first
+token of a line says what it is; the spans of its parts come from token
+positions, blanks trimmed. :func:`lines_at` builds only the lines that begin at
+given tokens (what ``parse_make`` checks, without building every line).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from buildport.syntax.make_nodes import (
     Assignment,
@@ -35,14 +37,8 @@ from buildport.syntax.make_words import (
     strip_span,
 )
 
-
-class Tok(Protocol):
-    """What the builder reads of a lark ``Token`` (positions are always set here)."""
-
-    type: str
-    start_pos: int
-    end_pos: int
-
+#: A token, as both parsers hand it over: terminal name, start and end offset.
+Tok = tuple[str, int, int]
 
 #: A ``define`` block as the parser callbacks return it: ``(kind, children)``.
 Record = tuple[str, list[Any]]
@@ -52,6 +48,9 @@ _MODIFIER = re.compile(r"(?:export|unexport|override|private)(?=[ \t]|\\\r?\n)")
 _LAST_WORD = re.compile(r"[^ \t\n]+\Z")
 _WORD = re.compile(r"[^ \t\r\n\\]+")
 _KEYWORD = re.compile(r"-?[a-z]+")
+#: Blanks, then a directive's keyword (or the first modifier before ``undefine``).
+_LEAD_KEYWORD = re.compile(r"(?:[ \t]|\\\r?\n)*(-?[a-z]+)")
+_MODIFIER_WORDS = frozenset({"export", "unexport", "override", "private"})
 _UNDEFINE = re.compile(r"(?:(?:override|export|unexport|private)(?:[ \t]|\\\r?\n)+)+undefine")
 _OPERATOR = re.compile(r"(?::::=|::=|:=|[?+!]?=)")
 _OPERATOR_AT_END = re.compile(r"(?::::=|::=|:=|[?+!]?=)\Z")
@@ -98,13 +97,13 @@ def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
     bom = ""
     current: list[Any] = []
     for item in children:
-        if type(item) is tuple or item.type != "NEWLINE":
-            if not lines and not current and not isinstance(item, tuple) and item.type == "BOM":
-                bom = text[item.start_pos : item.end_pos]
+        if item[0] != "NEWLINE":  # (a define record's kind is never a terminal name)
+            if item[0] == "BOM" and not lines and not current:
+                bom = text[item[1] : item[2]]
             else:
                 current.append(item)
             continue
-        start, end = item.start_pos, item.end_pos
+        start, end = item[1], item[2]
         first_end = start + 1 if text[start] == "\n" else start + 2
         eol = _new_span((start, first_end))
         lines.append(_node(text, current, eol) if current else _Blank(text, _new_span((start, start)), eol))
@@ -118,34 +117,54 @@ def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
     return bom, lines
 
 
+def lines_at(text: str, children: Sequence[Any], firsts: Sequence[int]) -> list[Line]:
+    """The nodes of the lines whose first token is ``children[i]`` for each ``i`` in ``firsts``.
+
+    Each node equals the one :func:`build_lines` builds for that line.
+    """
+    nodes: list[Line] = []
+    count = len(children)
+    for first in firsts:
+        after = first + 1
+        while after < count and children[after][0] != "NEWLINE":
+            after += 1
+        if after < count:
+            start = children[after][1]
+            eol = _new_span((start, start + 1 if text[start] == "\n" else start + 2))
+        else:
+            eol = _new_span((len(text), len(text)))
+        nodes.append(_node(text, list(children[first:after]), eol))
+    return nodes
+
+
 def _node(text: str, tokens: list[Any], eol: Span) -> Line:
     first = tokens[0]
-    if isinstance(first, tuple):
+    if len(first) == 2:
         children = first[1]
-        return _define(text, Span(children[0].start_pos, _last_end(children)), eol, children)
-    span = _new_span((first.start_pos, tokens[-1].end_pos))
-    kind = first.type
-    if kind == "TARGETS" and len(tokens) > 2 and tokens[2].type == "ASSIGN":
+        return _define(text, Span(children[0][1], _last_end(children)), eol, children)
+    span = _new_span((first[1], tokens[-1][2]))
+    kind = first[0]
+    if kind == "TARGETS" and len(tokens) > 2 and tokens[2][0] == "ASSIGN":
         kind = "ASSIGN"
     return _BUILDERS[kind](text, span, eol, tokens)
 
 
 def _last_end(children: list[Any]) -> int:
     last: Any = children[-1]
-    while isinstance(last, tuple):
+    while len(last) == 2:
         last = last[1][-1]
-    return int(last.end_pos)
+    return int(last[2])
 
 
 def _tok(token: Tok | None) -> Span | None:
-    return None if token is None else _new_span((token.start_pos, token.end_pos))
+    return None if token is None else _new_span((token[1], token[2]))
 
 
 def _tail(tokens: list[Any], first: int) -> tuple[Tok | None, Tok | None]:
     """The ``ARGS`` and ``COMMENT`` tokens among ``tokens[first:]`` (up to a newline)."""
     args = comment = None
     for token in tokens[first:]:
-        kind = token.type
+        kind = token[0]
         if kind == "ARGS" and args is None:
             args = token
         elif kind == "COMMENT":
@@ -159,12 +178,12 @@ def _stripped(text: str, token: Tok | None, at: int) -> Span:
     """The token's text without surrounding blanks; an empty span at ``at`` if absent."""
     if token is None:
         return _new_span((at, at))
-    return strip_span(text, token.start_pos, token.end_pos)
+    return strip_span(text, token[1], token[2])
 
 
 def _keyword(text: str, token: Tok) -> Span:
     """The last word of a keyword token (after its leading blanks and modifiers)."""
-    m = _LAST_WORD.search(text, token.start_pos, token.end_pos)
+    m = _LAST_WORD.search(text, token[1], token[2])
     assert m is not None
     return _new_span(m.span())
 
@@ -199,7 +218,7 @@ def _other(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
 
 
 def _recipe(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
-    orphan = tokens[0].type == "TAB_LINE"
+    orphan = tokens[0][0] == "TAB_LINE"
     prefix, command = _new_span((span.start, span.start + 1)), _new_span((span.start + 1, span.end))
     return _RecipeLine(text, span, eol, prefix, command, orphan)
 
@@ -207,17 +226,17 @@ def _recipe(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
 def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     targets = colon = None
     head = 0
-    if tokens[0].type == "TARGETS":
+    if tokens[0][0] == "TARGETS":
         targets = _stripped(text, tokens[0], span.start)
         colon = _tok(tokens[1])
         head = 2
     head_token = tokens[head]
     # An operator is at most four characters: search only the end of the token.
-    m = _OPERATOR_AT_END.search(text, max(head_token.start_pos, head_token.end_pos - 4), head_token.end_pos)
+    m = _OPERATOR_AT_END.search(text, max(head_token[1], head_token[2] - 4), head_token[2])
     assert m is not None
     op = _new_span(m.span())
-    name_end = strip_span(text, head_token.start_pos, op.start).end
-    mods, name_start = _modifiers(text, head_token.start_pos, name_end)
+    name_end = strip_span(text, head_token[1], op.start).end
+    mods, name_start = _modifiers(text, head_token[1], name_end)
     args, comment = _tail(tokens, head + 1)
     value = _stripped(text, args, op.end)
     return _Assignment(
@@ -227,34 +246,34 @@ def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
 
 def _rule(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     first = tokens[0]
-    if first.type == "NO_TARGETS":
-        width = 2 if text.startswith("::", first.end_pos - 2) else 1
-        colon = _new_span((first.end_pos - width, first.end_pos))
+    if first[0] == "NO_TARGETS":
+        width = 2 if text.startswith("::", first[2] - 2) else 1
+        colon = _new_span((first[2] - width, first[2]))
         targets, rest = _new_span((colon.start, colon.start)), tokens[1:]
     else:
-        colon = _new_span((tokens[1].start_pos, tokens[1].end_pos))
+        colon = _new_span((tokens[1][1], tokens[1][2]))
         targets, rest = _stripped(text, first, span.start), tokens[2:]
     parts = [colon.end]  # where the first (and a static pattern's second) part starts
     pipe = semi = comment = None
     deps_end = colon.end
     for token in rest:
-        kind = token.type
+        kind = token[0]
         if kind == "SEMI":
             semi = token
         elif kind == "COMMENT":
             comment = token
         elif kind != "INLINE":
-            deps_end = token.end_pos
+            deps_end = token[2]
             if kind == "PIPE" and pipe is None:
                 pipe = token
             elif kind == "COLON" and pipe is None and len(parts) == 1:
-                parts.append(token.end_pos)
+                parts.append(token[2])
     target_pattern = strip_span(text, parts[0], parts[1] - 1) if len(parts) == 2 else None
-    prerequisites = strip_span(text, parts[-1], deps_end if pipe is None else pipe.start_pos)
-    order_only = None if pipe is None else strip_span(text, pipe.end_pos, deps_end)
+    prerequisites = strip_span(text, parts[-1], deps_end if pipe is None else pipe[1])
+    order_only = None if pipe is None else strip_span(text, pipe[2], deps_end)
     recipe = None
     if semi is not None:
-        recipe_start = skip_blanks(text, semi.end_pos, span.end)
+        recipe_start = skip_blanks(text, semi[2], span.end)
         recipe = _new_span((recipe_start, span.end))
     return _Rule(
         text, span, eol, targets, colon, target_pattern, prerequisites, order_only, _tok(semi), recipe,
@@ -264,18 +283,21 @@ def _rule(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
 
 def _directive_parts(text: str, token: Tok) -> tuple[tuple[Span, ...], Span, Span]:
     """Modifiers, keyword and arguments (blanks stripped) of a directive token."""
-    pos = skip_blanks(text, token.start_pos, token.end_pos)
-    mods: tuple[Span, ...] = ()
-    if _UNDEFINE.match(text, pos, token.end_pos):
-        mods, pos = _modifiers(text, pos, token.end_pos)
-    m = _KEYWORD.match(text, pos, token.end_pos)
+    end = token[2]
+    m = _LEAD_KEYWORD.match(text, token[1], end)
     assert m is not None
-    return mods, Span(pos, m.end()), strip_span(text, m.end(), token.end_pos)
+    mods: tuple[Span, ...] = ()
+    if m.group(1) in _MODIFIER_WORDS and _UNDEFINE.match(text, m.start(1), end):
+        mods, pos = _modifiers(text, m.start(1), end)
+        m = _KEYWORD.match(text, pos, end)
+        assert m is not None
+    keyword = _new_span(m.span(m.lastindex or 0))
+    return mods, keyword, strip_span(text, keyword.end, end)
 
 
 def _comment_of(tokens: list[Any]) -> Span | None:
     last = tokens[-1]
-    return _new_span((last.start_pos, last.end_pos)) if last.type == "COMMENT" else None
+    return _new_span((last[1], last[2])) if last[0] == "COMMENT" else None
 
 
 def _conditional(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
@@ -310,9 +332,9 @@ def _define(text: str, span: Span, eol: Span, children: list[Any]) -> Line:
     mods, _ = _modifiers(text, span.start, keyword.end)
     args_token, comment = _tail(children, 1)
     name, op = _define_name(text, _stripped(text, args_token, keyword.end))
-    newline: Tok = next(t for t in children if not isinstance(t, tuple) and t.type == "NEWLINE")
-    endef: Tok = next(t for t in reversed(children) if not isinstance(t, tuple) and t.type == "ENDEF")
-    body = _new_span((newline.end_pos, endef.start_pos))
+    newline: Tok = next(t for t in children if t[0] == "NEWLINE")
+    endef: Tok = next(t for t in reversed(children) if t[0] == "ENDEF")
+    body = _new_span((newline[2], endef[1]))
     return _Define(text, span, eol, mods, keyword, name, op, _tok(comment), body, _keyword(text, endef))
 
 

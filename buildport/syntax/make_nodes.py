@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -288,22 +288,63 @@ class Other(Line):
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-@dataclass(slots=True)
 class MakeFile:
-    """A parsed Makefile: ``str(makefile)`` is the source again, byte for byte."""
+    """A parsed Makefile: ``str(makefile)`` is the source again, byte for byte.
 
-    source: str = field(repr=False)
-    path: str
-    bom: str
-    lines: list[Line]
-    _starts: list[int] | None = field(default=None, repr=False)
+    ``lines`` may be built on first use: ``parse_make`` passes ``build``, a
+    function that makes the line nodes from what the parser read, and keeps
+    only that until someone asks for the lines. Until then ``str()`` is the
+    source itself (the lines would tile it exactly).
+    """
+
+    __slots__ = ("_build", "_lines", "_starts", "bom", "path", "source")
+
+    def __init__(
+        self, source: str, path: str, bom: str, lines: list[Line] | None = None,
+        build: Callable[[], list[Line]] | None = None,
+    ) -> None:  # fmt: skip
+        if (lines is None) == (build is None):
+            raise TypeError("MakeFile needs either lines or a function that builds them")
+        self.source = source
+        self.path = path
+        self.bom = bom
+        self._lines = lines
+        self._build = build
+        self._starts: list[int] | None = None
+
+    @property
+    def lines(self) -> list[Line]:
+        """The line nodes, in order; they tile the source after the byte-order mark."""
+        if self._lines is None:
+            assert self._build is not None
+            self._lines, self._build = self._build(), None
+        return self._lines
+
+    @lines.setter
+    def lines(self, lines: list[Line]) -> None:
+        self._lines, self._build = lines, None
+
+    @property
+    def built(self) -> bool:
+        """Whether the line nodes exist yet."""
+        return self._lines is not None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MakeFile):
+            return NotImplemented
+        return (self.source, self.path, self.bom, self.lines) == (other.source, other.path, other.bom, other.lines)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MakeFile(path={self.path!r}, bom={self.bom!r}, lines={self.lines!r})"
 
     def dump(self) -> str:
         """The text, rebuilt from the lines."""
         return self.bom + "".join(line.text for line in self.lines)
 
     def __str__(self) -> str:
-        return self.dump()
+        return self.source if self._lines is None else self.dump()
 
     def __iter__(self) -> Iterator[Line]:
         return iter(self.lines)

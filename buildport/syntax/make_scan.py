@@ -14,6 +14,12 @@ It gives the same flat run of tokens, with one ``(kind, children)`` record per
 ``define`` block, that the Lark parser with ``make._Lines`` gives, or None
 where the Lark parser would raise: the caller then runs Lark to get the
 positioned error. Nothing about the language lives here.
+
+One shortcut, proved from the grammar when the tables are built: when exactly
+one terminal (the line break) can begin with ``\\n``, every state's lexer either
+reads a ``\\n`` as that terminal or fails there. Each token's pattern is then
+followed by an optional line break in the same regular expression, so a line
+and the break after it take one match instead of two.
 """
 
 from __future__ import annotations
@@ -26,28 +32,18 @@ from typing import Any, Union
 from lark import Lark
 from lark.parsers.lalr_analysis import Shift
 
+from buildport.syntax.make_first import can_begin_with
+
 #: Match one token at an offset (a compiled alternation's bound ``match``).
 Matcher = Callable[[str, int], "re.Match[str] | None"]
 #: A shift to a state, or a reduce: (nonterminal, number of symbols, record kind or "").
 Action = Union[int, tuple[str, int, str]]
+#: A token: its terminal name, start and end offset.
+Token = tuple[str, int, int]
 #: Rules whose children the parser callbacks keep together as one record.
 _RECORDS = frozenset({"define", "nested_define"})
 #: The terminals that begin those rules (checked against the grammar by :func:`tables`).
 _OPENERS = frozenset({"DEFINE_KW", "BODY_DEFINE"})
-
-
-class Tok:
-    """A token of the fast path: its terminal name and where it lies in the text."""
-
-    __slots__ = ("end_pos", "start_pos", "type")
-
-    def __init__(self, type: str, start_pos: int, end_pos: int) -> None:
-        self.type = type
-        self.start_pos = start_pos
-        self.end_pos = end_pos
-
-    def __repr__(self) -> str:
-        return f"Tok({self.type!r}, {self.start_pos}, {self.end_pos})"
 
 
 #: Beyond this many remembered parser stacks (deeply nested defines), new ones are not kept.
@@ -57,17 +53,22 @@ _MAX_STACKS = 5000
 class Config:
     """One parser stack, with what :func:`scan` needs at it: the top state's lexer, the remembered steps."""
 
-    __slots__ = ("match", "steps", "stack")
+    __slots__ = ("fused", "match", "stack", "steps")
 
     def __init__(self, stack: tuple[int, ...], match: Matcher | None) -> None:
         self.stack = stack
         self.match = match
         #: terminal name → (the stack after its reductions and shift, the records they close, opens one)
         self.steps: dict[str, Step] = {}
+        #: terminal name → the same for that token and the line break right after it
+        self.fused: dict[str, Fused] = {}
 
 
 #: The effect of one token: the new stack, the records its reductions close, whether it opens one.
 Step = tuple[Config, tuple[str, ...], bool]
+#: The effect of a token and the line break after it: new stack, records closed before the
+#: token, whether the token opens one, records closed before the line break.
+Fused = tuple[Config, tuple[str, ...], bool, tuple[str, ...]]
 
 
 @dataclass(frozen=True)
@@ -76,21 +77,34 @@ class Tables:
 
     #: Per parser state (an index): terminal or nonterminal name → action.
     actions: list[dict[str, Action]]
-    #: Per parser state: the contextual lexer's matcher, or None if it accepts only the end.
-    lexers: list[Matcher | None]
+    #: Per parser state: the contextual lexer's matcher (or a function that compiles it,
+    #: called the first time the state is met), or None if it accepts only the end.
+    lexers: list[Matcher | Callable[[], Matcher] | None]
     start: int
     end: int
+    #: The terminal that reads a line break, if it can be read along with the token before it.
+    newline: str | None = None
     #: The parser stacks met so far, each once.
     configs: dict[tuple[int, ...], Config] = field(default_factory=dict)
+
+    def lexer(self, state: int) -> Matcher | None:
+        """The matcher of ``state``'s lexer, compiled on first use (a typical file meets few states)."""
+        found = self.lexers[state]
+        if isinstance(found, _Lazy):
+            found = self.lexers[state] = found()
+        return found  # type: ignore[return-value]  # not a _Lazy any more
 
     def config(self, stack: tuple[int, ...]) -> Config:
         """The one :class:`Config` of ``stack``."""
         found = self.configs.get(stack)
         if found is None:
-            found = Config(stack, self.lexers[stack[-1]])
+            found = Config(stack, self.lexer(stack[-1]))
             if len(self.configs) < _MAX_STACKS:
                 self.configs[stack] = found
         return found
+
+    def _kept(self, config: Config) -> bool:
+        return self.configs.get(config.stack) is config
 
     def step(self, config: Config, kind: str) -> Step | None:
         """What the parser does with a token of ``kind`` at ``config``; None if it rejects it.
@@ -121,15 +135,30 @@ class Tables:
                 break
         target = self.config(tuple(states))
         result = (target, tuple(records), kind in _OPENERS)
-        if self.configs.get(target.stack) is target:  # remember only steps between kept stacks
+        if self._kept(target) and self._kept(config):  # remember only steps between kept stacks
             config.steps[kind] = result
         return result
 
+    def fused_step(self, config: Config, kind: str) -> Fused | None:
+        """:meth:`step` for a token of ``kind`` and then a line break."""
+        first = config.steps.get(kind) or self.step(config, kind)
+        if first is None or self.newline is None:
+            return None
+        middle, records, opens = first
+        second = middle.steps.get(self.newline) or self.step(middle, self.newline)
+        if second is None:
+            return None
+        result = (second[0], records, opens, second[1])
+        if self._kept(second[0]) and self._kept(config):
+            config.fused[kind] = result
+        return result
 
-def tables(parser: Lark) -> Tables:
+
+def tables(parser: Lark, fuse: bool = True) -> Tables:
     """Take the action table and the per-state lexers out of a compiled parser.
 
-    Raises ``ValueError`` when the parser uses a feature this loop does not
+    With ``fuse`` (and a grammar that allows it) a line break is read along
+    with the token before it. Raises ``ValueError`` when the parser uses a feature this loop does not
     copy (lexer callbacks, a terminal set split over several regexes).
     """
     frontend: Any = parser.parser
@@ -146,25 +175,66 @@ def tables(parser: Lark) -> Tables:
                 if kind and (not arg.expansion or arg.expansion[0].name not in _OPENERS):
                     raise ValueError(f"a {kind} must begin with one of {sorted(_OPENERS)}")
                 actions[state][name] = (str(arg.origin.name), len(arg.expansion), kind)
-    lexers: list[Matcher | None] = [None] * count
+    newline = _line_break(parser) if fuse else None
+    lexers: list[Matcher | Callable[[], Matcher] | None] = [None] * count
+    compiled: dict[tuple[str, ...], _Lazy] = {}
     for state, lexer in frontend.lexer.lexers.items():
         scanner = lexer.scanner
         if lexer.callback or len(scanner._mres) > 1 or any(m.match("") for m in scanner._mres):
             raise ValueError("lexer callbacks, split terminal sets or empty tokens are not supported")
-        lexers[state] = scanner._mres[0].match if scanner._mres else None
-    return Tables(actions, lexers, table.start_states["start"], table.end_states["start"])
+        if not scanner._mres:
+            continue
+        if newline is None:
+            lexers[state] = scanner._mres[0].match
+            continue
+        key = tuple(t.name for t in scanner.terminals)
+        if key not in compiled:
+            compiled[key] = _Lazy(scanner.terminals, scanner.g_regex_flags, newline, parser)
+        lexers[state] = compiled[key]
+    return Tables(actions, lexers, table.start_states["start"], table.end_states["start"], newline)
 
 
-def scan(text: str, tables: Tables) -> list[Any] | None:
+def _line_break(parser: Lark) -> str | None:
+    """The one terminal that can begin with ``\\n``, if only one can, and no pattern has groups."""
+    flags = parser.lexer_conf.g_regex_flags
+    patterns = {t.name: t.pattern.to_regexp() for t in parser.terminals}
+    if any(re.compile(p, flags).groups for p in patterns.values()):
+        return None
+    starters = [name for name, p in patterns.items() if can_begin_with(p, "\n", flags)]
+    return starters[0] if len(starters) == 1 else None
+
+
+class _Lazy:
+    """A state's alternation, compiled when first needed: in Lark's order, each alternative
+    followed by an optional line break. States that share a terminal set share one."""
+
+    def __init__(self, terminals: list[Any], flags: int, newline: str, parser: Lark) -> None:
+        pattern = next(t for t in parser.terminals if t.name == newline).pattern.to_regexp()
+        suffix = f"(?:(?=\\n)(?:{pattern}))?"
+        self.pattern = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()}){suffix}" for t in terminals)
+        self.flags = flags
+        self.matcher: Matcher | None = None
+
+    def __call__(self) -> Matcher:
+        if self.matcher is None:
+            self.matcher = re.compile(self.pattern, self.flags).match
+        return self.matcher
+
+
+def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tuple[list[Any], list[int]] | None:
     """The tokens and define records of ``text``, as the Lark parser gives them; None if it rejects.
 
-    The LALR stack of this grammar stays shallow (its lines are left-recursive
-    lists), so a whole stack is a small tuple and the reductions a token causes
-    depend on nothing else: they are computed once per (stack, token kind)
-    and remembered in the stack's :class:`Config`.
+    Tokens are ``(kind, start, end)`` tuples; a define record is ``(kind, children)``.
+    Also returns where the tokens of a kind in ``watch`` are, among those outside
+    any record. The LALR stack of this grammar stays shallow (its lines are
+    left-recursive lists), so a whole stack is a small tuple and the reductions
+    a token causes depend on nothing else: they are computed once per (stack,
+    token kind) and remembered in the stack's :class:`Config`.
     """
     config = tables.config((tables.start,))
+    newline = tables.newline
     out: list[Any] = []
+    marks: list[int] = []
     opened: list[int] = []  # where each open define block starts in `out`
     append = out.append
     pos, n = 0, len(text)
@@ -175,23 +245,42 @@ def scan(text: str, tables: Tables) -> list[Any] | None:
             return None
         kind: str = m.lastgroup  # type: ignore[assignment]  # every alternative is a named group
         end = m.end()
-        if end == pos:  # an empty token would never advance; Lark decides what it means
+        token_end = m.end(kind)
+        if token_end == pos:  # an empty token would never advance; Lark decides what it means
             return None
-        step = config.steps.get(kind) or tables.step(config, kind)
-        if step is None:
-            return None
-        config, records, opens = step
-        if records:
-            _close(out, opened, records)
-        if opens:
-            opened.append(len(out))
-        append(Tok(kind, pos, end))
+        if token_end == end:
+            step = config.steps.get(kind) or tables.step(config, kind)
+            if step is None:
+                return None
+            config, records, opens = step
+            if records:
+                _close(out, opened, records)
+            if opens:
+                opened.append(len(out))
+            elif kind in watch and not opened:
+                marks.append(len(out))
+            append((kind, pos, end))
+        else:
+            fused = config.fused.get(kind) or tables.fused_step(config, kind)
+            if fused is None:
+                return None
+            config, records, opens, after = fused
+            if records:
+                _close(out, opened, records)
+            if opens:
+                opened.append(len(out))
+            elif kind in watch and not opened:
+                marks.append(len(out))
+            append((kind, pos, token_end))
+            if after:
+                _close(out, opened, after)
+            append((newline, token_end, end))
         pos = end
     step = config.steps.get("$END") or tables.step(config, "$END")
     if step is None:
         return None
     _close(out, opened, step[1])
-    return out
+    return out, marks
 
 
 def _close(out: list[Any], opened: list[int], records: tuple[str, ...]) -> None:

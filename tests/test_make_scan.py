@@ -1,0 +1,160 @@
+"""The make parser's fast path: a line break read with the token before it, lines built on first use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from buildport.syntax import make
+from buildport.syntax.errors import ParseError
+from buildport.syntax.make import Conditional, MakeFile, Other, parse_make
+from buildport.syntax.make_build import build_lines, lines_at
+from buildport.syntax.make_first import can_begin_with
+from buildport.syntax.make_scan import Tables, scan, tables
+from buildport.textio import decode
+from tests.test_make_syntax import makefile_texts
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+MAKEFILES = sorted(
+    p for folder in ("make", "make-syntax", "projects") for p in (ROOT / folder).rglob("*")
+    if p.is_file() and (p.name in ("Makefile", "makefile", "GNUmakefile") or p.suffix == ".mk")
+)  # fmt: skip
+IDS = [str(p.relative_to(ROOT)) for p in MAKEFILES]
+ALPHABET = " \t\r\n\\$(){}#:;=|%@<?+!&,'\"abdefilnx\ufeff\xe9"
+
+
+def _unfused() -> Tables:
+    return tables(make._parser(make.TAB), fuse=False)
+
+
+UNFUSED = _unfused()
+
+
+# ---------------------------------------------------------------- which characters a pattern can begin with
+
+
+@pytest.mark.parametrize(
+    ("pattern", "char", "expected"),
+    [
+        (r"a*b", "b", True), (r"a*b", "a", True), (r"a*b", "c", False), (r"[^\n]", "\n", False),
+        (r"[^\n]x", "y", True), (r"\r?\n", "\n", True), (r"\r?\n", "x", False), (r"(?:ab|c)+", "b", False),
+        (r"(?:ab|c)+", "c", True), (r"(?=x)y", "y", True), (r"(?!\n)[ab]", "\n", False), (r"\s", "\n", True),
+        (r"\S", "\n", True), (r"[a-z]", "\n", False), (r"[a-z]", "q", True), (r"x?", "\n", True), ("", "\n", True),
+        (r"(?i)a", "A", True), (r"(?i:a)", "A", True), (r"(?P<n>a)(?P=n)", "a", True), (r"\Z", "\n", True),
+    ],
+)  # fmt: skip
+def test_can_begin_with(pattern: str, char: str, expected: bool) -> None:
+    assert can_begin_with(pattern, char) is expected
+
+
+def test_only_the_line_break_begins_with_a_newline_in_the_make_grammar() -> None:
+    parser = make._parser(make.TAB)
+    starters = [t.name for t in parser.terminals if can_begin_with(t.pattern.to_regexp(), "\n")]
+    assert starters == ["NEWLINE"]
+    assert make._tables(make.TAB).newline == "NEWLINE"
+
+
+# ---------------------------------------------------------------- fused = unfused
+
+
+def same_tokens(text: str) -> None:
+    """Reading the line break along with the token before it changes nothing."""
+    fused = scan(text, make._tables(make.TAB), make._CHECKED)
+    plain = scan(text, UNFUSED, make._CHECKED)
+    assert fused == plain
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_fused_scan_equals_plain_scan_on_fixtures(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    same_tokens(text)
+    assert scan(text, make._tables(make.TAB)) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\n", "a\n\n\nb", "a = b \\\n", "a = b \\\n\n", "a\r\nb\n", "define x\nendef\n\n", "x:\n\tc\n\n\n\td\n",
+     "define a\n  define b\n  endef\nendef\nz\n", "ifeq (a,b)\nendif", "\ufeff\n", "a:;\n", "\t\n"],
+)  # fmt: skip
+def test_fused_scan_equals_plain_scan_on_edge_cases(text: str) -> None:
+    same_tokens(text)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(makefile_texts())
+def test_fused_scan_equals_plain_scan_on_generated_makefiles(text: str) -> None:
+    same_tokens(text)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(alphabet=ALPHABET, max_size=80))
+def test_fused_scan_equals_plain_scan_on_arbitrary_text(text: str) -> None:
+    same_tokens(text)
+
+
+# ---------------------------------------------------------------- lines built on first use
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_lazy_lines_equal_eagerly_built_lines(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    makefile = parse_make(text, str(path))
+    assert not makefile.built
+    assert str(makefile) == text and not makefile.built  # printing needs no nodes
+    children = makefile._build.args[1]  # type: ignore[union-attr]  # what the parser read
+    bom, eager = build_lines(text, children)
+    assert makefile.bom == bom
+    assert makefile.lines == eager and makefile.built
+    assert str(makefile) == makefile.dump() == text
+    # Building a chosen few lines gives the same nodes as building them all.
+    firsts = [
+        i for i, item in enumerate(children)
+        if item[0] not in ("NEWLINE", "BOM") and (i == 0 or children[i - 1][0] in ("NEWLINE", "BOM"))
+    ]  # fmt: skip
+    chosen = lines_at(text, children, firsts)
+    assert chosen == [line for line in eager if type(line).__name__ != "Blank" or line.span.start < line.span.end]
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_checked_lines_are_the_conditionals_and_others(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    if ".RECIPEPREFIX" in text:
+        pytest.skip("read with another recipe prefix")
+    scanned = scan(text, make._tables(make.TAB), make._CHECKED)
+    assert scanned is not None
+    children, checked = scanned
+    expected = [line for line in build_lines(text, children)[1] if isinstance(line, (Conditional, Other))]
+    assert lines_at(text, children, checked) == expected
+
+
+def test_makefile_built_from_lines_or_a_builder() -> None:
+    eager = parse_make("a = 1\nall:\n\techo\n")
+    copy = MakeFile(eager.source, eager.path, eager.bom, lines=list(eager.lines))
+    assert copy.built and copy == eager and str(copy) == eager.source
+    calls: list[int] = []
+
+    def build() -> list[Any]:
+        calls.append(1)
+        return list(eager.lines)
+
+    lazy = MakeFile(eager.source, eager.path, eager.bom, build=build)
+    assert not lazy.built and str(lazy) == eager.source and not calls
+    assert len(lazy) == 3 and lazy.lines == eager.lines and lazy.nodes(Conditional) == []
+    assert calls == [1]  # built once
+    lazy.lines = lazy.lines[:1]
+    assert str(lazy) == "a = 1\n"
+    with pytest.raises(TypeError):
+        MakeFile("", "p", "")
+
+
+def test_errors_are_raised_while_parsing_not_when_lines_are_built() -> None:
+    with pytest.raises(ParseError) as err:
+        parse_make("ifeq (a,b)\nx = 1\n")
+    assert err.value.message == "missing 'endif'"
+    with pytest.raises(ParseError):
+        parse_make("define x\n  ifeq\n")
+    assert not parse_make("define x\n  endif\n  else\nendef\n").built
