@@ -117,7 +117,7 @@ def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
     return bom, lines
 
 
-def lines_at(text: str, children: Sequence[Any], firsts: Sequence[int]) -> list[Line]:
+def lines_at(text: str, children: list[Any], firsts: Sequence[int]) -> list[Line]:
     """The nodes of the lines whose first token is ``children[i]`` for each ``i`` in ``firsts``.
 
     Each node equals the one :func:`build_lines` builds for that line.
@@ -133,7 +133,7 @@ def lines_at(text: str, children: Sequence[Any], firsts: Sequence[int]) -> list[
             eol = _new_span((start, start + 1 if text[start] == "\n" else start + 2))
         else:
             eol = _new_span((len(text), len(text)))
-        nodes.append(_node(text, list(children[first:after]), eol))
+        nodes.append(_node(text, children[first:after], eol))
     return nodes
 
 
@@ -303,7 +303,7 @@ def _comment_of(tokens: list[Any]) -> Span | None:
 def _conditional(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     _, keyword, args = _directive_parts(text, tokens[0])
     inner = None
-    if args.start < args.end and keyword.of(text) == "else":
+    if args.start < args.end and text.startswith("else", keyword.start) and keyword.end - keyword.start == 4:
         m = _WORD.match(text, args.start, args.end)
         if m is not None and m.group() in IF_KEYWORDS:
             inner = Span(m.start(), m.end())

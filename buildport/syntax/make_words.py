@@ -114,10 +114,14 @@ def skip_blanks(text: str, start: int, end: int) -> int:
 
 def strip_span(text: str, start: int, end: int) -> Span:
     """``[start, end)`` without leading and trailing blanks and line continuations."""
-    if start < end and text[start] not in " \t\\" and text[end - 1] not in " \t\n":
-        return _new_span((start, end))  # the usual case: nothing to strip
-    if start < end and text[start] in " \t\\":
-        start = skip_blanks(text, start, end)
+    if start < end:
+        ch = text[start]
+        if ch == " " and start + 1 < end and text[start + 1] not in " \t\\":
+            start += 1  # the usual case after a keyword or operator: one blank
+        elif ch in " \t\\":
+            start = skip_blanks(text, start, end)
+        if text[end - 1] not in " \t\n":
+            return _new_span((start, end))  # the usual case: nothing to strip at the end
     while end > start:
         ch = text[end - 1]
         if ch in " \t":
