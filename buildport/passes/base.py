@@ -6,6 +6,7 @@ targets have CUDA sources, what simple variables hold, where HIP is introduced.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -31,7 +32,9 @@ class Options:
 class Facts:
     """What the file says, read before rewriting."""
 
-    variables: dict[str, list[str]] = field(default_factory=dict)  # name → raw argument texts
+    #: name → the set()/list(APPEND) commands that assign it, in order; read on demand by values_of
+    assignments: dict[str, list[Command]] = field(default_factory=dict)
+    _values: dict[str, list[str]] = field(default_factory=dict)
     globbed: dict[str, list[str]] = field(default_factory=dict)  # name → file(GLOB) patterns
     hip_targets: set[str] = field(default_factory=set)  # targets with .cu sources (raw name text)
     hip_sources: set[str] = field(default_factory=set)  # sources already marked LANGUAGE HIP
@@ -43,6 +46,23 @@ class Facts:
     uses_rocm_path: bool = False
     defines_rocm_path: bool = False
     target_kinds: dict[str, str] = field(default_factory=dict)  # target → STATIC, SHARED, EXECUTABLE...
+
+    def values_of(self, name: str) -> list[str] | None:
+        """The raw argument texts a simple variable holds after its last set() and later list(APPEND)s."""
+        known = self._values.get(name)
+        if known is None:
+            commands = self.assignments.get(name)
+            if commands is None:
+                return None
+            known = []
+            for command in commands:
+                values = [a.value for a in command.arguments()]
+                if command.identifier == "set":
+                    known = [v for v in values[1:] if v not in ("CACHE", "PARENT_SCOPE", "FORCE")]
+                else:
+                    known = known + values[2:]
+            self._values[name] = known
+        return known
 
 
 @dataclass(slots=True)
@@ -132,9 +152,10 @@ def expand(ctx: Context, text: str, seen: frozenset[str] = frozenset()) -> list[
     value = value_of(text)
     if value.startswith("${") and value.endswith("}") and value.count("${") == 1:
         name = value[2:-1]
-        if name in ctx.facts.variables and name not in seen and len(seen) < 32:
+        held = ctx.facts.values_of(name) if name not in seen and len(seen) < 32 else None
+        if held is not None:
             out: list[str] = []
-            for item in ctx.facts.variables[name]:
+            for item in held:
                 out.extend(expand(ctx, item, seen | {name}))
             return out
     return [text]
@@ -152,13 +173,11 @@ def gather_facts(ctx: Context) -> None:
         name = command.identifier
         if name not in _FACT_COMMANDS:
             continue
+        if name in ("set", "list"):
+            _assignment(ctx, command)
+            continue
         values = [a.value for a in command.arguments()]
-        if name == "set" and values:
-            facts.variables[values[0]] = [v for v in values[1:] if v not in ("CACHE", "PARENT_SCOPE", "FORCE")]
-            facts.defines_rocm_path = facts.defines_rocm_path or values[0] == "ROCM_PATH"
-        elif name == "list" and len(values) >= 2 and values[0] in ("APPEND", "PREPEND"):
-            facts.variables.setdefault(values[1], []).extend(values[2:])
-        elif name == "file" and len(values) >= 2 and values[0] in ("GLOB", "GLOB_RECURSE"):
+        if name == "file" and len(values) >= 2 and values[0] in ("GLOB", "GLOB_RECURSE"):
             facts.globbed[values[1]] = [v for v in values[2:] if not v.isupper()]
         elif name in ("project", "enable_language") and "HIP" in values:
             facts.has_hip_already = facts.has_hip_already or command
@@ -183,6 +202,24 @@ def gather_facts(ctx: Context) -> None:
                 is_cuda_source(v) or _globs_cuda(ctx, v) for s in sources for v in expand(ctx, s.value)
             ):
                 facts.hip_targets.add(target.value)
+
+
+#: The first two arguments of a command when both are plain words (no quotes, references or escapes).
+_PLAIN_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*\([ \t]*([A-Za-z0-9_.+-]+)(?:[ \t]+([A-Za-z0-9_.+-]+))?(?=[\s)])")
+
+
+def _assignment(ctx: Context, command: Command) -> None:
+    """Note which variable a set() or list(APPEND|PREPEND) assigns; its values are read only if needed."""
+    m = _PLAIN_HEAD.match(ctx.tree.text, command.start, command.end)
+    if m is not None and (command.identifier == "set" or m.group(2) is not None):
+        head = [m.group(1)] if command.identifier == "set" else [m.group(1), m.group(2)]
+    else:
+        head = [a.value for a in command.arguments()[:2]]
+    if command.identifier == "set" and head:
+        ctx.facts.assignments[head[0]] = [command]
+        ctx.facts.defines_rocm_path = ctx.facts.defines_rocm_path or head[0] == "ROCM_PATH"
+    elif command.identifier == "list" and len(head) == 2 and head[0] in ("APPEND", "PREPEND"):
+        ctx.facts.assignments.setdefault(head[1], []).append(command)
 
 
 def _globs_cuda(ctx: Context, text: str) -> bool:

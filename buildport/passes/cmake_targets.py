@@ -31,6 +31,8 @@ class CudaSources:
             if command.identifier in TARGET_COMMANDS or command.identifier == "target_sources":
                 _, sources = target_sources(command)
             elif command.identifier not in BUILTIN_COMMANDS and command.identifier not in LEGACY_NAMES:
+                if not ctx.mentions_cuda(command) and "${" not in str(command):
+                    continue  # no .cu name in it, and no variable that could hold one
                 sources = command.arguments()  # a user function or macro that builds them
             else:
                 continue
@@ -206,17 +208,24 @@ def _whole_library(text: str) -> Library | None:
     return BY_LINK_NAME.get(name)
 
 
+_PROPERTY_COMMANDS = frozenset({
+    "set_target_properties", "set_property", "set_source_files_properties", "set_tests_properties",
+    "get_target_property", "get_property", "target_compile_features",
+})
+
+
 class Properties:
     description = "CUDA_* target properties, cuda_std_NN features and LANGUAGE CUDA → HIP"
 
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
             name = command.identifier
+            if name not in _PROPERTY_COMMANDS or not ctx.mentions_cuda(command):
+                continue  # CUDA_* properties, LANGUAGE CUDA and cuda_std_NN are all trigger words
             args = command.arguments()
-            if name in ("set_target_properties", "set_property", "set_source_files_properties",
-                        "set_tests_properties", "get_target_property", "get_property"):
+            if name != "target_compile_features":
                 self._properties(ctx, command, args)
-            elif name == "target_compile_features":
+            else:
                 for arg in args:
                     m = re.fullmatch(r"cuda_std_(\d+)", arg.value)
                     if m:
@@ -289,8 +298,10 @@ class Architectures:
     def run(self, ctx: Context) -> None:
         introducer = ctx.facts.hip_introduced_at
         for command in ctx.commands():
+            if command.identifier != "set" or not ctx.mentions_cuda(command):
+                continue
             args = command.arguments()
-            if command.identifier != "set" or not args or args[0].value != "CMAKE_CUDA_ARCHITECTURES":
+            if not args or args[0].value != "CMAKE_CUDA_ARCHITECTURES":
                 continue
             if introducer is not None and command.start < introducer.start and ctx.facts.arch_set_before:
                 ctx.edits.rewrite_command(command, arch_cache_line(ctx))

@@ -382,7 +382,7 @@ _IN_ARGUMENTS = (
 #: their order changes speed only, never the result.
 _ARGUMENT_ORDER = ("SPACE", "UNQUOTED_ARG", "NEWLINE", "QUOTED_ARG", "LINE_COMMENT", "BRACKET_ARG", "BRACKET_COMMENT")
 _TRIVIA_ORDER = ("SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT")
-#: Parentheses nested deeper than this inside one command fall back to the token scanner.
+#: Parentheses nested deeper than this inside one command are checked token by token (that command only).
 _NESTING = 3
 _GROUP_NAME = re.compile(r"\(\?P([<=])([A-Za-z_]\w*)")
 
@@ -490,10 +490,18 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
             line, col, source = position_of(tree.text, item.start)
             raise ParseError("expected a newline before this command (one command per line)", line, col, source,
                              path)
-    if _GLUED.search(tree.text) is None:
+    glued = [m.start() for m in _GLUED.finditer(tree.text)]
+    if not glued:
         return
-    for command in tree.commands():
-        leaves = list(command.iter_leaves())
+    if tree._items is None:  # command k spans cuts[2k]..cuts[2k+1]; an odd count ends with the trailing cut
+        cuts = tree._spans
+        spans = list(zip(cuts[2 : len(cuts) - len(cuts) % 2 : 2], cuts[3::2]))
+    else:
+        spans = [(c.start, c.end) for c in tree.commands()]
+    starts = [start for start, _ in spans]
+    suspects = {i for at in glued if (i := bisect_right(starts, at) - 1) >= 0 and at < spans[i][1]}
+    for i in sorted(suspects):  # only the commands where ']]' meets a character: their leaves say more
+        leaves = list(Command.lazy(tree.text, *spans[i]).iter_leaves())
         for before, after in zip(leaves, leaves[1:]):
             if before.type == "BRACKET_ARG" and after.type in ARGUMENTS:
                 line, col, source = position_of(tree.text, after.start)
@@ -504,8 +512,10 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
 def _recognize(text: str) -> list[int] | None:
     """Check ``text`` command by command; the cut points of :meth:`CMakeFile.lazy`, or None.
 
-    None means "use the token scanner": an older Python, parentheses nested
-    deeper than the recognizer unrolls, or input that is not CMake at all.
+    None means "use the token scanner": an older Python, or input that is not
+    CMake at all (the scanner and then Lark say where). A command whose
+    parentheses nest deeper than the regex unrolls is checked token by token,
+    that command only.
     """
     recognizers = _recognizers()
     if recognizers is None:
@@ -514,17 +524,57 @@ def _recognize(text: str) -> list[int] | None:
     pos = 1 if text.startswith("\ufeff") else 0
     cuts = [0, pos]
     append = cuts.append
-    for m in command.finditer(text, pos):
-        if m.start() != pos:
+    match = command.match
+    n = len(text)
+    while True:
+        m = match(text, pos)
+        if m is not None:
+            append(m.end(1))
+            pos = m.end()
+            append(pos)
+            continue
+        # trailing trivia, a command nested deeper than the regex unrolls, or an error
+        start = trivia.match(text, pos).end()  # type: ignore[union-attr]  # it matches the empty string
+        if start == n:
+            break
+        end = _deep_command_end(text, start)
+        if end is None:
             return None
-        append(m.end(1))
-        pos = m.end()
-        append(pos)
-    if trivia.fullmatch(text, pos) is None:
-        return None
-    if cuts[-1] != len(text):
-        append(len(text))
+        append(start)
+        append(end)
+        pos = end
+    if cuts[-1] != n:
+        append(n)
     return cuts
+
+
+def _deep_command_end(text: str, pos: int) -> int | None:
+    """Where the command at ``pos`` ends, token by token at any depth; None if there is none."""
+    top, inner = _scanners()
+    m = top.match(text, pos)
+    if m is None or m.lastgroup != "IDENT":
+        return None
+    pos = m.end()
+    m = top.match(text, pos)
+    if m is not None and m.lastgroup == "SPACE":
+        pos = m.end()
+    if not text.startswith("(", pos):
+        return None
+    depth = 0
+    n = len(text)
+    while pos < n:
+        m = inner.match(text, pos)
+        if m is None:
+            return None
+        pos = m.end()
+        kind = m.lastgroup
+        if kind == "LPAR":
+            depth += 1
+        elif kind == "RPAR":
+            depth -= 1
+            if depth == 0:
+                return pos
+    return None
 
 
 def _build_items(text: str, cuts: list[int]) -> list[Union[Leaf, Command]]:
