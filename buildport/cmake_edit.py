@@ -9,6 +9,7 @@ argument also removes the whitespace that separated it, or its whole line.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
@@ -74,13 +75,23 @@ class Edits:
 
     def render(self) -> str:
         tree = self.tree
-        leaves = list(tree.iter_leaves())
+        touched = self._touched()
+        leaves: list[Leaf] = []
+        for item in tree.items:  # an untouched command stays one piece of text: its leaves are not needed
+            if isinstance(item, Leaf):
+                leaves.append(item)
+            elif item.start in touched:
+                leaves.extend(item.iter_leaves())
+            else:
+                leaves.append(Leaf("COMMAND", str(item), item.start))
         out: list[str] = [leaf.value for leaf in leaves]
         index = {leaf.start: i for i, leaf in enumerate(leaves)}
         newline = _newline_style(tree.text)
         for start, text in self.replaced.items():
             out[index[start]] = text
         for command in tree.commands():
+            if command.start not in touched:
+                continue
             first = index[command.start]
             last = index[command.rpar.start]
             indent = _indent(leaves, first)
@@ -108,6 +119,19 @@ class Edits:
                 end = _line_end(leaves, last)
                 out[end] = out[end] + "".join(f"{newline}{indent}{line}" for line in lines if line)
         return "".join(out)
+
+
+    def _touched(self) -> set[int]:
+        """Starts of the commands that an edit reaches."""
+        touched = set(self.removed_commands) | set(self.rewritten) | set(self.before) | set(self.after)
+        if self.replaced:
+            commands = self.tree.commands()
+            starts = [c.start for c in commands]
+            for at in self.replaced:
+                i = bisect_right(starts, at) - 1
+                if i >= 0 and at < commands[i].end:
+                    touched.add(commands[i].start)
+        return touched
 
 
 def _resolve(text: Text, newline: str, indent: str) -> str:

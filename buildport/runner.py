@@ -197,7 +197,9 @@ def port_files(
             packages |= o.result.packages
     if len(run.outcomes) > 1 and packages:
         wider = Options(options.offload_arch, tuple(sorted(packages)))
-        again = [i for i, o in enumerate(run.outcomes) if o.result is not None and "find_package" in o.result.original]
+        # the wider list reaches only find_package(CUDA/CUDAToolkit) rewrites, each reported
+        again = [i for i, o in enumerate(run.outcomes)
+                 if o.result is not None and any(f.rule == "cmake-find-package" for f in o.result.findings)]
         redone = _port_all([run.outcomes[i] for i in again], wider, kind, None, jobs, cache)
         for i, outcome in zip(again, redone):
             run.outcomes[i] = outcome
@@ -308,10 +310,16 @@ def _picklable(exc: Exception) -> bool:
 
 def _unique(paths: list[str]) -> list[str]:
     """Each file once, however it was reached (``a/../common.mk`` and ``b/../common.mk``)."""
-    seen: set[str] = set()
+    seen: set[object] = set()
     out: list[str] = []
     for p in paths:
-        key = p if p == "-" else os.path.realpath(p)
+        key: object = p
+        if p != "-":
+            try:
+                info = os.stat(p)  # the same file by any path or link has the same device and inode
+                key = (info.st_dev, info.st_ino)
+            except OSError:
+                key = os.path.realpath(p)  # missing: reading it reports the error
         if key not in seen:
             seen.add(key)
             out.append(p if p == "-" else os.path.normpath(p))

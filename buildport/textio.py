@@ -79,11 +79,11 @@ def digest(data: bytes) -> str:
 def read_source(path: str | os.PathLike[str]) -> SourceText:
     """Read ``path`` as text; :class:`InputError` when that is impossible."""
     name = os.fspath(path)
-    p = Path(name)
-    if p.is_dir():
-        raise InputError(name, "is a directory, not a file")
     try:
-        data = p.read_bytes()
+        with open(name, "rb") as handle:
+            data = handle.read()
+    except IsADirectoryError:
+        raise InputError(name, "is a directory, not a file") from None
     except FileNotFoundError:
         raise InputError(name, "no such file") from None
     except OSError as exc:
