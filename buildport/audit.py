@@ -161,6 +161,8 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> 
         tasks.append((path, kind, source.text, key))
     for i, done in zip(missing, in_chunks(_audit_chunk, tasks, jobs, cache)):
         out[i] = done
+    if cache is not None and tasks:
+        cache.prune()
     return out
 
 

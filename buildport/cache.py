@@ -8,6 +8,11 @@ facts other Makefiles contribute). Entries are written atomically (a temporary
 file and ``os.replace``); an entry that cannot be read or decoded is a miss, never
 an error, and the cache never decides what is printed: a hit holds exactly what
 the computation returned.
+
+The cache is bounded: after a run that wrote entries, the least recently used
+ones are deleted until it holds at most ``BUILDPORT_CACHE_MAX_MB`` megabytes
+(default 256). A hit marks its entry used again (at most once a day, so a warm
+run does not rewrite metadata for every file).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +33,10 @@ if TYPE_CHECKING:
 
 #: Bumped whenever the layout of an entry changes.
 FORMAT = 1
+#: The size the cache is pruned back to, unless ``BUILDPORT_CACHE_MAX_MB`` says otherwise.
+DEFAULT_MAX_MB = 256
+#: A hit older than this is marked used again; a temporary file older than this is a leftover.
+_DAY = 24 * 3600
 
 _fingerprint: str | None = None
 
@@ -61,8 +71,14 @@ def code_fingerprint() -> str:
 class Cache:
     """Results stored as JSON under ``root``, two hex digits of the key per folder."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = root
+        if max_bytes is None:
+            try:
+                max_bytes = int(float(os.environ.get("BUILDPORT_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1e6)
+            except ValueError:
+                max_bytes = DEFAULT_MAX_MB * 1_000_000
+        self.max_bytes = max_bytes
 
     def key(self, kind: str, path: str, digest: str, options: Any) -> str:
         """The entry name of one file's result; ``options`` must be JSON-serialisable and canonical."""
@@ -77,6 +93,8 @@ class Cache:
         try:
             with open(self._file(key), encoding="utf-8", errors="surrogateescape") as handle:
                 value = json.load(handle)
+                if time.time() - os.fstat(handle.fileno()).st_mtime > _DAY:
+                    os.utime(handle.fileno())  # used again: pruning keeps it
         except (OSError, ValueError):
             return None
         if not isinstance(value, dict) or value.get("key") != key:
@@ -101,6 +119,51 @@ class Cache:
                 os.unlink(temp)
             except OSError:
                 pass
+
+
+    def prune(self) -> int:
+        """Delete the least recently used entries beyond ``max_bytes``, and old leftovers; the number deleted."""
+        entries: list[tuple[float, int, str]] = []
+        now = time.time()
+        deleted = 0
+        try:
+            folders = [e.path for e in os.scandir(self.root) if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return 0
+        for folder in folders:
+            try:
+                listing = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in listing:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if entry.name.startswith(".tmp-"):
+                    if now - info.st_mtime > _DAY:  # a writer that died; a live one finishes in milliseconds
+                        deleted += _unlink(entry.path)
+                elif entry.name.endswith(".json"):
+                    entries.append((info.st_mtime, info.st_size, entry.path))
+        total = sum(size for _, size, _ in entries)
+        if total <= self.max_bytes:
+            return deleted
+        entries.sort()
+        goal = self.max_bytes * 0.8  # some room, so that the next runs do not prune again at once
+        for _, size, path in entries:
+            if total <= goal:
+                break
+            deleted += _unlink(path)
+            total -= size
+        return deleted
+
+
+def _unlink(path: str) -> int:
+    try:
+        os.unlink(path)
+    except OSError:
+        return 0
+    return 1
 
 
 def finding_to_json(finding: Finding) -> list[Any]:

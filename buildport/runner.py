@@ -244,6 +244,8 @@ def _port_all(
     done = in_chunks(_port_chunk, tasks, jobs, (options, kind, facts, cache))
     for i, outcome in zip(missing, done):
         out[i] = outcome
+    if cache is not None and tasks:
+        cache.prune()
     return out
 
 

@@ -124,6 +124,42 @@ def test_cache_entries_are_written_atomically(tmp_path: Path) -> None:
     assert cache.key("make", "CMakeLists.txt", "00", [["gfx90a"], [], None]) != key
 
 
+def test_the_cache_keeps_the_recently_used_entries_within_its_budget(tmp_path: Path) -> None:
+    from buildport.cache import Cache
+
+    cache = Cache(tmp_path / "c", max_bytes=10_000)
+    keys = [cache.key("cmake", f"f{i}.txt", "00", None) for i in range(40)]
+    for age, key in enumerate(keys):  # each entry is about 600 bytes; the oldest written first
+        cache.put(key, {"text": "x" * 500})
+        stamp = 1_000_000 + age
+        os.utime(cache._file(key), (stamp, stamp))
+    cache.get(keys[0])  # an old entry, used again: it is kept
+    leftover = cache.root / "ab" / ".tmp-dead.json"
+    leftover.parent.mkdir(exist_ok=True)
+    leftover.write_text("{")
+    os.utime(leftover, (1_000_000, 1_000_000))
+    deleted = cache.prune()
+    sizes = sum(p.stat().st_size for p in cache.root.rglob("*.json"))
+    assert sizes <= 8_000 and deleted > 20
+    assert cache.get(keys[0]) is not None and cache.get(keys[-1]) is not None
+    assert cache.get(keys[1]) is None and not leftover.exists()
+    assert cache.prune() == 0  # under budget: nothing more goes
+
+
+def test_a_run_prunes_the_cache_to_the_budget_from_the_environment(tree: Path, tmp_path: Path) -> None:
+    def fill(cache: Path, budget_mb: float) -> int:
+        env = dict(os.environ, BUILDPORT_CACHE_MAX_MB=str(budget_mb))
+        done = subprocess.run([sys.executable, "-m", "buildport", "cmake", "--check", "--cache-dir", str(cache),
+                               "gen"], capture_output=True, cwd=tree, env=env, timeout=300)  # fmt: skip
+        assert done.returncode == 1, done.stderr
+        return sum(p.stat().st_size for p in cache.rglob("*.json"))
+
+    full = fill(tmp_path / "full", 256)
+    budget = full / 2 / 1e6
+    pruned = fill(tmp_path / "pruned", budget)
+    assert 0 < pruned <= full / 2
+
+
 def test_unwritable_cache_is_skipped(tree: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
