@@ -122,6 +122,9 @@ class Runner:
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        # the compilers' temporary folders (clang leaves empty ones behind) stay in the test's own tree
+        self.temp_dir = log_dir.parent / "tmp"
+        self.temp_dir.mkdir(exist_ok=True)
         self._count = 0
 
     def run(
@@ -142,7 +145,7 @@ class Runner:
         with subprocess.Popen(
             argv,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env={**(env if env is not None else os.environ), "TMPDIR": str(self.temp_dir)},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
