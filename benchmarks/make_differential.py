@@ -7,6 +7,11 @@ equal lines that print back to the input byte for byte, or both raise a
 :class:`ParseError` with the same message at the same line and column. Prints
 MB/s (CPU time, collector off) of both, and exits 1 listing the files on any
 disagreement.
+
+With ``--port`` it also ports every file with :func:`port_make` twice, with the
+make pre-scan skipping lines and with it switched off, and requires the same
+output text and findings (or the same error); it prints port_make MB/s next to
+the parser's.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from buildport.engine import UnstableRewrite, port_make
+from buildport.passes.make_prescan import disabled
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import MakeFile, parse_make, parse_make_lark
 
@@ -60,10 +67,43 @@ def _rate(parse: Callable[[str], MakeFile], texts: list[str]) -> float:
     return size / 1e6 / max(best, 1e-9)
 
 
+def _port(path: Path, text: str) -> Outcome:
+    try:
+        result = port_make(text, str(path))
+    except (ParseError, UnstableRewrite) as error:
+        return ("error", type(error).__name__, str(error))
+    return ("ported", result.text, result.findings)
+
+
+def _port_rate(paths: list[Path], texts: list[str]) -> float:
+    """MB/s of port_make over ``texts``: CPU time, best of three (the collector as in a real run)."""
+    size = sum(len(t.encode("utf-8", "surrogateescape")) for t in texts)
+    best = float("inf")
+    for _ in range(3):
+        start = time.process_time()
+        for path, text in zip(paths, texts):
+            _port(path, text)
+        best = min(best, time.process_time() - start)
+    return size / 1e6 / max(best, 1e-9)
+
+
+def compare_ports(paths: list[Path], texts: list[str]) -> list[Path]:
+    """The files whose port differs with the pre-scan on and off."""
+    differ: list[Path] = []
+    for path, text in zip(paths, texts):
+        skipping = _port(path, text)
+        with disabled():
+            everything = _port(path, text)
+        if skipping != everything:
+            differ.append(path)
+    return differ
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("root", type=Path)
     parser.add_argument("--no-timing", action="store_true", help="only compare, do not measure speed")
+    parser.add_argument("--port", action="store_true", help="also compare port_make with the pre-scan on and off")
     args = parser.parse_args()
     paths = make_files(args.root)
     texts = [p.read_bytes().decode("utf-8", "surrogateescape") for p in paths]
@@ -83,7 +123,16 @@ def main() -> int:
           f"{rejected} rejected by both at the same place), {len(disagree)} disagree")
     for path in disagree:
         print(f"DISAGREE {path}")
-    return 1 if disagree else 0
+    if not args.port:
+        return 1 if disagree else 0
+    if not args.no_timing:
+        parse, port = _rate(parse_make, texts), _port_rate(paths, texts)
+        print(f"port_make {port:.2f} MB/s, parse + print {parse:.2f} MB/s: {port / parse:.0%} of the parser's speed")
+    differ = compare_ports(paths, texts)
+    print(f"port_make with and without the pre-scan: {len(paths) - len(differ)} identical, {len(differ)} differ")
+    for path in differ:
+        print(f"PORT DIFFERS {path}")
+    return 1 if disagree or differ else 0
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -11,9 +10,20 @@ from hypothesis import strategies as st
 
 from buildport.syntax import make
 from buildport.syntax.errors import ParseError
-from buildport.syntax.make import Conditional, MakeFile, Other, parse_make
+from buildport.syntax.make import (
+    Blank,
+    Comment,
+    Conditional,
+    Line,
+    MakeFile,
+    Other,
+    Rule,
+    parse_make,
+)
 from buildport.syntax.make_build import build_lines, lines_at
 from buildport.syntax.make_first import can_begin_with
+from buildport.syntax.make_nodes import SELECTABLE
+from buildport.syntax.make_reader import Reader
 from buildport.syntax.make_scan import Tables, scan, tables
 from buildport.textio import decode
 from tests.test_make_syntax import makefile_texts
@@ -105,7 +115,9 @@ def test_lazy_lines_equal_eagerly_built_lines(path: Path) -> None:
     makefile = parse_make(text, str(path))
     assert not makefile.built
     assert str(makefile) == text and not makefile.built  # printing needs no nodes
-    children = makefile._build.args[1]  # type: ignore[union-attr]  # what the parser read
+    reader = makefile._reader
+    assert isinstance(reader, Reader)
+    children = reader.children  # what the parser read
     bom, eager = build_lines(text, children)
     assert makefile.bom == bom
     assert makefile.lines == eager and makefile.built
@@ -131,24 +143,74 @@ def test_checked_lines_are_the_conditionals_and_others(path: Path) -> None:
     assert lines_at(text, children, checked) == expected
 
 
-def test_makefile_built_from_lines_or_a_builder() -> None:
+class CountingReader:
+    """A reader that counts how often it builds."""
+
+    def __init__(self, lines: list[Line]) -> None:
+        self.lines = lines
+        self.builds = 0
+
+    def build(self) -> list[Line]:
+        self.builds += 1
+        return list(self.lines)
+
+    def outline(self) -> list[tuple[type[Line], int, int, int]]:
+        raise AssertionError("not used here")
+
+    def node(self, index: int) -> Line:
+        raise AssertionError("not used here")
+
+
+def test_makefile_built_from_lines_or_a_reader() -> None:
     eager = parse_make("a = 1\nall:\n\techo\n")
     copy = MakeFile(eager.source, eager.path, eager.bom, lines=list(eager.lines))
     assert copy.built and copy == eager and str(copy) == eager.source
-    calls: list[int] = []
-
-    def build() -> list[Any]:
-        calls.append(1)
-        return list(eager.lines)
-
-    lazy = MakeFile(eager.source, eager.path, eager.bom, build=build)
-    assert not lazy.built and str(lazy) == eager.source and not calls
+    reader = CountingReader(eager.lines)
+    lazy = MakeFile(eager.source, eager.path, eager.bom, reader=reader)
+    assert not lazy.built and str(lazy) == eager.source and reader.builds == 0
     assert len(lazy) == 3 and lazy.lines == eager.lines and lazy.nodes(Conditional) == []
-    assert calls == [1]  # built once
+    assert reader.builds == 1  # built once
     lazy.lines = lazy.lines[:1]
     assert str(lazy) == "a = 1\n"
     with pytest.raises(TypeError):
         MakeFile("", "p", "")
+
+
+# ---------------------------------------------------------------- only the lines a pass asks for
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_selected_lines_equal_the_built_lines(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    expected = [line for line in parse_make(text).lines if not isinstance(line, (Blank, Comment))]
+    lazy = parse_make(text)
+    assert list(lazy.select(SELECTABLE)) == expected and not lazy.built
+    # the outline knows each line's class and span before it is built
+    seen: list[tuple[type[Line], int, int]] = []
+
+    def every_other(cls: type[Line], start: int, end: int) -> bool:
+        seen.append((cls, start, end))
+        return len(seen) % 2 == 1
+
+    assert list(parse_make(text).select(SELECTABLE, every_other)) == expected[::2]
+    assert seen == [(type(line), line.span.start, line.span.end) for line in expected]
+    # once the lines exist, select filters them
+    built = parse_make(text)
+    assert built.lines is not None and built.built
+    seen.clear()
+    assert list(built.select(SELECTABLE, every_other)) == expected[::2]
+
+
+def test_select_builds_only_what_it_keeps() -> None:
+    makefile = parse_make("# c\nA = 1\n\nall: x\n\techo\nifeq (a,b)\nendif\ndefine D\nx\nendef\n")
+    reader = makefile._reader
+    assert isinstance(reader, Reader)
+    assert len(reader._nodes) == 2  # the conditionals, built to check them
+    rules = list(makefile.select({Rule}))
+    assert [line.text for line in rules] == ["all: x\n"] and len(reader._nodes) == 3
+    kinds = [cls.__name__ for cls, _, _, _ in reader.outline()]
+    assert kinds == ["Assignment", "Rule", "RecipeLine", "Conditional", "Conditional", "Define"]
+    assert not makefile.built
 
 
 def test_errors_are_raised_while_parsing_not_when_lines_are_built() -> None:

@@ -12,12 +12,29 @@ from dataclasses import dataclass, field
 
 from buildport.findings import Finding, Severity
 from buildport.nvcc import is_nvcc_only, translate
+from buildport.passes.make_prescan import Prescan, skipping
 from buildport.rules.libraries import BY_LINK_NAME
-from buildport.rules.make import FLAG_VARIABLE, HOST_LINKERS, NVCC_WORD, PLATFORM_HINTS, PRELUDE, ROOT_VARIABLES
+from buildport.rules.make import (
+    FLAG_VARIABLE,
+    HOST_LINKERS,
+    NVCC_WORD,
+    PLATFORM_HINTS,
+    PRELUDE,
+    ROOT_VARIABLES,
+)
 from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import (
-    Assignment, Conditional, Define, Directive, Expansion, Include, RecipeLine, Rule,
+    SELECTABLE,
+    Assignment,
+    Conditional,
+    Define,
+    Directive,
+    Expansion,
+    Include,
+    Line,
+    RecipeLine,
+    Rule,
 )
 from buildport.syntax.make_words import Span, iter_references, iter_words
 
@@ -74,16 +91,28 @@ class MakeContext:
 def gather(tree: MakeFile, facts: MakeFacts) -> None:
     """Compiler, architecture and flag variables, and whether a host compiler links."""
     text = tree.source
+    scan = Prescan(text)
     uses: dict[str, set[str]] = {}  # variable → variables its value refers to
-    for line in tree.lines:
-        if isinstance(line, Assignment):
+    def assignments_that_matter(cls: type[Line], start: int, end: int) -> bool:
+        # one that names nvcc, hipcc or an architecture, or refers to other variables
+        return scan.hot(start, end) or text.find("$", start, end) >= 0
+
+    for line in tree.select(_ASSIGNMENTS, assignments_that_matter):
+        assert isinstance(line, Assignment)
+        if scan.hot(line.span.start, line.span.end):
             words = [w.of(text) for w in line.words(line.value)]
             if words and (NVCC_WORD.match(_paths(words[0])) or _paths(words[0]).endswith("/bin/hipcc")):
                 facts.compiler_vars.add(line.variable)
             if words and all(_ARCH_NAME.match(w) for w in words):
                 facts.arch_vars.add(line.variable)
-            uses.setdefault(line.variable, set()).update(_REFS.findall(line.value_text))
-    for line in tree.lines:
+        uses.setdefault(line.variable, set()).update(_REFS.findall(line.value_text))
+    scan = Prescan(text, facts.compiler_vars)
+
+    def commands_that_matter(cls: type[Line], start: int, end: int) -> bool:
+        # a recipe matters if it may link (-o) or run nvcc
+        return cls is Define or (cls is RecipeLine and (scan.hot(start, end) or text.find("-o", start, end) >= 0))
+
+    for line in tree.select(_COMMANDS, commands_that_matter):
         commands: list[str] = []
         if isinstance(line, RecipeLine):
             commands = [line.command_text]
@@ -110,12 +139,26 @@ def gather(tree: MakeFile, facts: MakeFacts) -> None:
                 pending.append(used)
 
 
+_ASSIGNMENTS = frozenset({Assignment})
+_COMMANDS = frozenset({RecipeLine, Define})
+
+
+#: Lines port_lines reads whatever their words: few, or what they say matters (nesting, names).
+_ALWAYS = frozenset({Conditional, Assignment, Expansion, Define, Include, Directive})
+
+
 def port_lines(ctx: MakeContext) -> None:
-    for line in ctx.tree.lines:
+    scan = Prescan(ctx.text, ctx.facts.compiler_vars)
+
+    def may_change(cls: type[Line], start: int, end: int) -> bool:
+        return cls in _ALWAYS or scan.hot(start, end)
+
+    for line in ctx.tree.select(SELECTABLE, may_change):
         if isinstance(line, Conditional):
             ctx.depth += {"endif": -1, "else": 0}.get(line.directive, 1)
         if isinstance(line, Assignment):
-            _assignment(ctx, line)
+            if _by_name(ctx, line.variable) or scan.hot(line.span.start, line.span.end):
+                _assignment(ctx, line)
         elif isinstance(line, RecipeLine):
             _command(ctx, line.command)
         elif isinstance(line, Rule):
@@ -134,7 +177,17 @@ def port_lines(ctx: MakeContext) -> None:
                            f"includes {line.text_of(line.files).strip()}, which finds CUDA libraries",
                            "remove it once the build links ROCm libraries")
         elif isinstance(line, (Conditional, Directive)):
-            _plain(ctx, line.arguments)
+            if scan.hot(line.span.start, line.span.end):
+                _plain(ctx, line.arguments)
+
+
+def _by_name(ctx: MakeContext, name: str) -> bool:
+    """Whether an assignment's variable alone makes the rules read it (whatever its value says)."""
+    facts = ctx.facts
+    return (
+        not skipping() or name in ROOT_VARIABLES or name in facts.arch_vars or name in facts.compiler_vars
+        or name in facts.flag_vars or FLAG_VARIABLE.match(name) is not None
+    )  # fmt: skip
 
 
 _OWN = frozenset(name for name, _ in PRELUDE)
@@ -156,7 +209,8 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         ctx.report(line.start, "make-path", Severity.INFO, f"{name} → ROCM_PATH (default /opt/rocm)", fixable=True,
                    replacement="ROCM_PATH ?= /opt/rocm")
         return
-    words = [w.of(ctx.text) for w in line.words(line.value)]
+    spans = line.words(line.value)
+    words = [w.of(ctx.text) for w in spans]
     if name in ctx.facts.arch_vars:
         ctx.replace(line.value, " ".join(ctx.offload_arch))
         ctx.report(line.value.start, "make-arch", Severity.INFO,
@@ -167,7 +221,7 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         bool(FLAG_VARIABLE.match(name)) or any(is_nvcc_only(w) for w in words)
         or name in ctx.facts.compiler_vars or name in ctx.facts.flag_vars
     )
-    emptied = _words(ctx, line.words(line.value), flags=flags, command=name in ctx.facts.compiler_vars, variable=name)
+    emptied = _words(ctx, spans, flags=flags, command=name in ctx.facts.compiler_vars, variable=name)
     if emptied and line.operator == "+=":
         # `GENCODE_FLAGS += -gencode ...` after the target list is already there: the line goes
         for key in [k for k in ctx.edits if line.start <= k[0] and k[1] <= line.end]:
@@ -391,7 +445,12 @@ def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
 
 
 def report_platform(ctx: MakeContext) -> None:
-    for line in ctx.tree.lines:
+    text = ctx.text
+
+    def may_report(cls: type[Line], start: int, end: int) -> bool:
+        return cls is Assignment or not skipping() or text.find(".c", start, end) >= 0
+
+    for line in ctx.tree.select(_REPORTED, may_report):
         if isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
             ctx.report(line.start, "make-platform", Severity.INFO,
                        f"{line.variable}: platform detection kept as it is; check its NVIDIA-only branches")
@@ -399,3 +458,6 @@ def report_platform(ctx: MakeContext) -> None:
             ctx.report(line.start, "make-c-source", Severity.WARNING,
                        "a .c file: nvcc compiled it as C, hipcc would compile it as HIP/C++",
                        "compile .c files with $(CC) and -D__HIP_PLATFORM_AMD__ -I$(ROCM_PATH)/include")
+
+
+_REPORTED = frozenset({Assignment, Rule})

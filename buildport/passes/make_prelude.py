@@ -7,7 +7,7 @@ import re
 from buildport.passes.make import ROOT_REF, MakeContext
 from buildport.rules.make import PRELUDE, ROOT_VARIABLES
 from buildport.syntax.make import MakeFile
-from buildport.syntax.make_nodes import Assignment, Conditional
+from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
 
 
 def prelude(ctx: MakeContext, new_text: str) -> str:
@@ -44,15 +44,15 @@ def prelude_offset(tree: MakeFile) -> tuple[int, bool]:
     comment stays on top).
     """
     depth = 0
-    for line in tree.lines:
+    for line in tree.select(_NESTING_AND_ASSIGNMENTS):
         if isinstance(line, Conditional):
             depth += {"endif": -1, "else": 0}.get(line.directive, 1)
         elif depth == 0 and isinstance(line, Assignment) and line.variable in ROOT_VARIABLES:
             if not ROOT_REF.search(line.value_text) and not line.is_target_specific:
                 return line.end, True
-    for line in tree.lines:
-        if type(line).__name__ not in ("Comment", "Blank"):
-            return line.start, False
+    for line in tree.select(SELECTABLE):  # the first line that is not a comment or blank
+        return line.start, False
     return len(tree.source), False
 
 
+_NESTING_AND_ASSIGNMENTS = frozenset({Conditional, Assignment})

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import gc
 import re
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Any, cast
 
 from lark import Lark, Token, Transformer
@@ -35,7 +35,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from buildport.grammars import grammar_text
 from buildport.syntax.errors import ParseError, position_of
-from buildport.syntax.make_build import IF_KEYWORDS, Record, build_lines, lines_at
+from buildport.syntax.make_build import IF_KEYWORDS, Record, lines_at
 from buildport.syntax.make_nodes import (
     Assignment,
     Blank,
@@ -51,6 +51,7 @@ from buildport.syntax.make_nodes import (
     RecipeLine,
     Rule,
 )  # fmt: skip
+from buildport.syntax.make_reader import Reader
 from buildport.syntax.make_scan import Tables, scan, tables
 from buildport.syntax.make_words import (
     Reference,
@@ -155,8 +156,9 @@ def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
         else:
             children, checked = scanned
         bom = text[: children[0][2]] if children and children[0][0] == "BOM" else ""
-        _check(text, path, lines_at(text, children, checked))
-        return MakeFile(text, path, bom, build=partial(_build, text, children))
+        lines = lines_at(text, children, checked)
+        _check(text, path, lines)
+        return MakeFile(text, path, bom, reader=Reader(text, children, dict(zip(checked, lines))))
     finally:
         if enabled:
             gc.enable()
@@ -198,17 +200,6 @@ def _valid_condition(line: Conditional) -> bool:
         literal = [w for w in line.words(line.arguments) if "$" not in line.text_of(w)]
         return len(literal) < 2
     return True
-
-
-def _build(text: str, children: list[Any]) -> list[Line]:
-    """The line nodes, built when a :class:`MakeFile`'s lines are first asked for."""
-    enabled = gc.isenabled()
-    gc.disable()  # as in `_parse`: one node per line
-    try:
-        return build_lines(text, children)[1]
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: The line kinds :func:`_check` looks at (the first token of each such line).

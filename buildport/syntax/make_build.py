@@ -122,19 +122,21 @@ def lines_at(text: str, children: list[Any], firsts: Sequence[int]) -> list[Line
 
     Each node equals the one :func:`build_lines` builds for that line.
     """
-    nodes: list[Line] = []
+    return [line_at(text, children, first) for first in firsts]
+
+
+def line_at(text: str, children: list[Any], first: int) -> Line:
+    """The node of the line whose first token is ``children[first]``."""
     count = len(children)
-    for first in firsts:
-        after = first + 1
-        while after < count and children[after][0] != "NEWLINE":
-            after += 1
-        if after < count:
-            start = children[after][1]
-            eol = _new_span((start, start + 1 if text[start] == "\n" else start + 2))
-        else:
-            eol = _new_span((len(text), len(text)))
-        nodes.append(_node(text, children[first:after], eol))
-    return nodes
+    after = first + 1
+    while after < count and children[after][0] != "NEWLINE":
+        after += 1
+    if after < count:
+        start = children[after][1]
+        eol = _new_span((start, start + 1 if text[start] == "\n" else start + 2))
+    else:
+        eol = _new_span((len(text), len(text)))
+    return _node(text, children[first:after], eol)
 
 
 def _node(text: str, tokens: list[Any], eol: Span) -> Line:
@@ -231,10 +233,7 @@ def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
         colon = _tok(tokens[1])
         head = 2
     head_token = tokens[head]
-    # An operator is at most four characters: search only the end of the token.
-    m = _OPERATOR_AT_END.search(text, max(head_token[1], head_token[2] - 4), head_token[2])
-    assert m is not None
-    op = _new_span(m.span())
+    op = _new_span((_operator_start(text, head_token[1], head_token[2]), head_token[2]))
     name_end = strip_span(text, head_token[1], op.start).end
     mods, name_start = _modifiers(text, head_token[1], name_end)
     args, comment = _tail(tokens, head + 1)
@@ -242,6 +241,21 @@ def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
     return _Assignment(
         text, span, eol, targets, colon, mods, _new_span((name_start, name_end)), op, value, _tok(comment),
     )  # fmt: skip
+
+
+def _operator_start(text: str, start: int, end: int) -> int:
+    """Where the operator that ends an ``ASSIGN`` token (``text[start:end]``) begins.
+
+    The longest of ``:::= ::= := ?= += != =`` that ends the token (what
+    ``_OPERATOR_AT_END`` finds), told from the last characters alone.
+    """
+    if end - 4 >= start and text.startswith(":::=", end - 4):
+        return end - 4
+    if end - 3 >= start and text.startswith("::=", end - 3):
+        return end - 3
+    if end - 2 >= start and text[end - 2] in ":?+!":
+        return end - 2
+    return end - 1
 
 
 def _rule(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:

@@ -12,10 +12,9 @@ count as able to begin with any character.
 from __future__ import annotations
 
 import re
-from typing import Any
-
 from re import _constants as C
 from re import _parser as P
+from typing import Any
 
 
 def can_begin_with(pattern: str, char: str, flags: int = 0) -> bool:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from buildport.syntax.make_words import Reference, Span, iter_references, iter_words
 
@@ -288,46 +288,83 @@ class Other(Line):
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+#: Every kind of line :meth:`MakeFile.select` can select.
+SELECTABLE: frozenset[type[Line]] = frozenset(
+    {Assignment, Rule, RecipeLine, Conditional, Define, Include, Directive, Expansion, Other}
+)
+_UNSELECTED = (Blank, Comment)
+
+
+class LineReader(Protocol):
+    """Builds a :class:`MakeFile`'s lines on demand (``buildport.syntax.make_reader.Reader``)."""
+
+    def build(self) -> list[Line]: ...
+
+    def outline(self) -> list[tuple[type[Line], int, int, int]]: ...
+
+    def node(self, index: int) -> Line: ...
+
+
 class MakeFile:
     """A parsed Makefile: ``str(makefile)`` is the source again, byte for byte.
 
-    ``lines`` may be built on first use: ``parse_make`` passes ``build``, a
-    function that makes the line nodes from what the parser read, and keeps
-    only that until someone asks for the lines. Until then ``str()`` is the
-    source itself (the lines would tile it exactly).
+    ``lines`` may be built on first use: ``parse_make`` passes a ``reader``
+    that makes the line nodes from what the parser read, and keeps only that
+    until someone asks for the lines. Until then ``str()`` is the source itself
+    (the lines would tile it exactly), and :meth:`select` builds only the lines
+    a pass asks for.
     """
 
-    __slots__ = ("_build", "_lines", "_starts", "bom", "path", "source")
+    __slots__ = ("_lines", "_reader", "_starts", "bom", "path", "source")
 
     def __init__(
-        self, source: str, path: str, bom: str, lines: list[Line] | None = None,
-        build: Callable[[], list[Line]] | None = None,
+        self, source: str, path: str, bom: str, lines: list[Line] | None = None, reader: LineReader | None = None,
     ) -> None:  # fmt: skip
-        if (lines is None) == (build is None):
-            raise TypeError("MakeFile needs either lines or a function that builds them")
+        if (lines is None) == (reader is None):
+            raise TypeError("MakeFile needs either lines or a reader that builds them")
         self.source = source
         self.path = path
         self.bom = bom
         self._lines = lines
-        self._build = build
+        self._reader = reader
         self._starts: list[int] | None = None
 
     @property
     def lines(self) -> list[Line]:
         """The line nodes, in order; they tile the source after the byte-order mark."""
         if self._lines is None:
-            assert self._build is not None
-            self._lines, self._build = self._build(), None
+            assert self._reader is not None
+            self._lines = self._reader.build()
         return self._lines
 
     @lines.setter
     def lines(self, lines: list[Line]) -> None:
-        self._lines, self._build = lines, None
+        self._lines = lines
 
     @property
     def built(self) -> bool:
-        """Whether the line nodes exist yet."""
+        """Whether the list of line nodes exists yet."""
         return self._lines is not None
+
+    def select(
+        self, classes: Collection[type[Line]], keep: Callable[[type[Line], int, int], bool] | None = None,
+    ) -> Iterator[Line]:  # fmt: skip
+        """In order, the lines of ``classes`` for which ``keep(cls, start, end)`` holds (if given).
+
+        ``cls`` is the line's node class and ``[start, end)`` its span, known
+        before the node is built: only the lines kept are built. (Blank and
+        comment lines are never selected.)
+        """
+        if self._lines is not None or self._reader is None:
+            for line in self.lines:
+                cls = type(line)
+                if cls in classes and cls not in _UNSELECTED and (keep is None or keep(cls, *line.span)):
+                    yield line
+            return
+        reader = self._reader
+        for cls, start, end, index in reader.outline():
+            if cls in classes and (keep is None or keep(cls, start, end)):
+                yield reader.node(index)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MakeFile):
@@ -358,7 +395,11 @@ class MakeFile:
 
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column of ``offset``, counted like :func:`position_of`."""
+        source = self.source
         if self._starts is None:
-            self._starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.source)]
+            if "\r" not in source:  # a few lookups in a file with only \n breaks: count, do not index
+                line_start = source.rfind("\n", 0, offset) + 1
+                return source.count("\n", 0, offset) + 1, offset - line_start + 1
+            self._starts = [0] + [m.end() for m in _LINE_BREAK.finditer(source)]
         index = bisect_right(self._starts, offset) - 1
         return index + 1, offset - self._starts[index] + 1

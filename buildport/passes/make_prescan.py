@@ -1,0 +1,111 @@
+"""Which lines of a Makefile a make rule can act on: one regex search before the passes read lines.
+
+Every make rule changes or reports a word that a table in :mod:`buildport.rules`
+names (a CUDA root or directory variable, an nvcc-only flag, a CUDA library's
+link name) or one of a few fixed words (``cuda``, ``nvcc``, an architecture
+name), or depends on a variable's *name* (a flag variable, a compiler
+variable), which the passes check on the line itself. :class:`Prescan` finds
+those words in a file's text, case folded, in one search; a line none of them
+falls in is not built, let alone ported. The words are read from the tables, so
+a row added to a table (also from a project's ``buildport.toml``) widens the
+search; ``tests/test_make_prescan.py`` checks that every row is found and that
+ports are identical with the search switched off (:func:`disabled`).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+
+from buildport.prescan import trigger
+from buildport.rules import flags as flag_rules
+from buildport.rules import libraries as library_rules
+from buildport.rules.make import DIR_VARIABLES, ROOT_VARIABLES
+
+#: Words the make passes look for that no table row spells out.
+FIXED = (
+    "cuda",  # CUDA roots (/usr/local/cuda, /opt/cuda, $(CUDA_PATH)) and -I$(CUDA_INC_DIR)-style includes
+    "nvcc",  # the compiler word (rules.make.NVCC_WORD) and the *NVCC* flag variables
+    "hipcc",  # a compiler variable that already names .../bin/hipcc
+    "sm_", "compute_", "lto_",  # architecture names: what makes a variable an architecture list
+)  # fmt: skip
+
+
+def make_words() -> list[str]:
+    """Every word a make rule can fire on, from the rule tables."""
+    words = list(FIXED)
+    words += ROOT_VARIABLES
+    words += DIR_VARIABLES
+    words += flag_rules.UNAMBIGUOUS  # nvcc-only spellings, -Xcompiler in $(addprefix ...) among them
+    words += ("-l" + name for name in library_rules.BY_LINK_NAME)
+    return words
+
+
+@lru_cache(maxsize=4)
+def _static(link_names: frozenset[str]) -> re.Pattern[str]:
+    """The search for :func:`make_words` (one per set of link names: a project may add library rows)."""
+    return trigger(make_words())
+
+
+@lru_cache(maxsize=64)
+def _references(names: frozenset[str]) -> re.Pattern[str]:
+    """``$(NAME)`` or ``${NAME}`` of any of ``names``, as the passes match a compiler variable."""
+    return re.compile(r"[({](?:" + "|".join(re.escape(n) for n in sorted(names)) + r")[)}]")
+
+
+@lru_cache(maxsize=8)
+def _static_hits(text: str, link_names: frozenset[str]) -> list[int] | None:
+    """Where :func:`make_words` occur in ``text`` (one search per text, shared by the passes)."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters change length when case folded: offsets would shift
+        return None
+    return [m.start() for m in _static(link_names).finditer(lowered)]
+
+
+class Prescan:
+    """Where in one Makefile's text a rule might fire: the offsets of the words it looks for.
+
+    ``compiler_vars`` adds references to those variables (``$(NVCC)`` runs nvcc).
+    """
+
+    __slots__ = ("hits",)
+
+    def __init__(self, text: str, compiler_vars: Iterable[str] = ()) -> None:
+        self.hits: list[int] | None = None  # None: everything may matter
+        if _off:
+            return
+        hits = _static_hits(text, frozenset(library_rules.BY_LINK_NAME))
+        names = frozenset(compiler_vars)
+        if hits is not None and names:
+            hits = sorted(hits + [m.start() for m in _references(names).finditer(text)])
+        self.hits = hits
+
+    def hot(self, start: int, end: int) -> bool:
+        """Whether a word a rule looks for starts in ``[start, end)``."""
+        hits = self.hits
+        if hits is None:
+            return True
+        i = bisect_left(hits, start)
+        return i < len(hits) and hits[i] < end
+
+
+def skipping() -> bool:
+    """Whether lines may be skipped (false inside :func:`disabled`)."""
+    return not _off
+
+
+_off = False
+
+
+@contextmanager
+def disabled() -> Iterator[None]:
+    """Port every line, as if each held a word the rules look for: to check that skipping changes nothing."""
+    global _off
+    before, _off = _off, True
+    try:
+        yield
+    finally:
+        _off = before

@@ -1,0 +1,100 @@
+"""What the make parser read of one text, and the line nodes built from it on demand.
+
+A :class:`~buildport.syntax.make_nodes.MakeFile` keeps a :class:`Reader`
+instead of its lines until they are asked for. Most of a Makefile is lines no
+rewrite rule touches, so a pass can look at the *outline* first — each line's
+node class and span, read off the tokens — and have only the lines it wants
+built (:meth:`MakeFile.select`). A node built here equals the one
+:func:`build_lines` builds for the same line.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from buildport.syntax.make_build import build_lines, line_at
+from buildport.syntax.make_nodes import (
+    Assignment,
+    Conditional,
+    Define,
+    Directive,
+    Expansion,
+    Include,
+    Line,
+    Other,
+    RecipeLine,
+    Rule,
+)  # fmt: skip
+
+#: An outline entry: the line's node class, where its text starts and ends, its first token's index.
+Entry = tuple[type[Line], int, int, int]
+
+#: The node class of a line, by its first token (or define record); blank and comment lines are left out.
+_CLASSES: dict[str, type[Line]] = {
+    "ASSIGN": Assignment, "TARGETS": Rule, "NO_TARGETS": Rule, "RECIPE": RecipeLine, "TAB_LINE": RecipeLine,
+    "CONDITIONAL": Conditional, "INCLUDE": Include, "DIRECTIVE": Directive, "EXPANSION": Expansion,
+    "OTHER": Other, "define": Define,
+}  # fmt: skip
+
+
+class Reader:
+    """The tokens of one text and the nodes built from them so far (by first-token index)."""
+
+    __slots__ = ("_nodes", "_outline", "children", "text")
+
+    def __init__(self, text: str, children: list[Any], nodes: dict[int, Line] | None = None) -> None:
+        self.text = text
+        self.children = children
+        self._nodes: dict[int, Line] = nodes if nodes is not None else {}
+        self._outline: list[Entry] | None = None
+
+    def build(self) -> list[Line]:
+        """Every line's node, in order."""
+        enabled = gc.isenabled()
+        gc.disable()  # one node per line: the collector would make this quadratic
+        try:
+            return build_lines(self.text, self.children)[1]
+        finally:
+            if enabled:
+                gc.enable()
+
+    def node(self, index: int) -> Line:
+        """The node of the line whose first token is ``children[index]``."""
+        found = self._nodes.get(index)
+        if found is None:
+            found = self._nodes[index] = line_at(self.text, self.children, index)
+        return found
+
+    def outline(self) -> list[Entry]:
+        """Each line but blanks and comments: its class, span and first token, in order."""
+        if self._outline is None:
+            self._outline = _outline(self.children, len(self.text))
+        return self._outline
+
+
+def _outline(children: list[Any], size: int) -> list[Entry]:
+    entries: list[Entry] = []
+    classes = _CLASSES
+    pending: tuple[type[Line], int, int] | None = None
+    line_start = True
+    count = len(children)
+    for index, item in enumerate(children):
+        kind = item[0]
+        if kind == "NEWLINE":
+            if pending is not None:
+                entries.append((pending[0], pending[1], item[1], pending[2]))
+                pending = None
+            line_start = True
+        elif line_start:
+            line_start = kind == "BOM"
+            cls = classes.get(kind)
+            if cls is None:
+                continue
+            if kind == "TARGETS" and index + 2 < count and children[index + 2][0] == "ASSIGN":
+                cls = Assignment  # a target-specific variable
+            start = item[1] if len(item) == 3 else item[1][0][1]
+            pending = (cls, start, index)
+    if pending is not None:
+        entries.append((pending[0], pending[1], size, pending[2]))
+    return entries

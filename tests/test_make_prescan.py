@@ -1,0 +1,182 @@
+"""The make pre-scan: every rule table row is searched for, and skipping lines changes no port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from buildport.engine import Result, UnstableRewrite, port_make
+from buildport.passes import make_prescan
+from buildport.passes.make import MakeFacts, gather
+from buildport.passes.make_prescan import FIXED, Prescan, disabled, make_words
+from buildport.rules import flags as flag_rules
+from buildport.rules import libraries as library_rules
+from buildport.rules.make import DIR_VARIABLES, NVCC_WORD, ROOT_VARIABLES
+from buildport.rules.paths import CUDA_ROOT_LITERAL
+from buildport.syntax.errors import ParseError
+from buildport.syntax.make import parse_make
+from buildport.textio import decode
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+MAKEFILES = sorted(
+    p for folder in ("make", "projects") for p in (ROOT / folder).rglob("*")
+    if p.is_file() and (p.name in ("Makefile", "makefile", "GNUmakefile") or p.suffix == ".mk")
+)  # fmt: skip
+IDS = [str(p.relative_to(ROOT)) for p in MAKEFILES]
+
+
+def _hot_in(line: str, compiler_vars: tuple[str, ...] = ()) -> bool:
+    text = "all:\n\t" + line + "\n"
+    return Prescan(text, compiler_vars).hot(6, 6 + len(line))
+
+
+# ---------------------------------------------------------------- every table row is searched for
+
+
+@pytest.mark.parametrize(
+    "word",
+    sorted({*ROOT_VARIABLES, *DIR_VARIABLES, *flag_rules.UNAMBIGUOUS, *("-l" + n for n in library_rules.BY_LINK_NAME)}),
+)
+def test_every_table_row_makes_its_line_hot(word: str) -> None:
+    assert _hot_in(f"echo x {word} y")
+    assert _hot_in(f"{word}")
+    assert word.lower() in [w.lower() for w in make_words()]
+
+
+@pytest.mark.parametrize("word", FIXED)
+def test_every_fixed_word_makes_its_line_hot(word: str) -> None:
+    assert _hot_in(f"x{word.upper()}y") and _hot_in(word)
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["nvcc", "/usr/local/cuda/bin/nvcc", "$(CUDA_HOME)/bin/nvcc", "sm_80", "compute_90a", "lto_75",
+     "/usr/local/cuda", "/usr/local/cuda-12.4/lib64", "/opt/cuda/include", "$(CUDA_PATH)", "${CUDA_DIR}",
+     "$(addprefix -Xcompiler ,$(CCFLAGS))", "-I$(CUDA_INC_DIR)", "$(ROCM_PATH)/bin/hipcc", "-lcudart"],
+)  # fmt: skip
+def test_words_the_passes_match_by_pattern_are_hot(word: str) -> None:
+    if "nvcc" in word:
+        assert NVCC_WORD.match(word.replace("$(CUDA_HOME)", "x"))
+    if word.startswith(("/usr", "/opt")):
+        assert CUDA_ROOT_LITERAL.search(word)
+    assert _hot_in(word)
+
+
+def test_compiler_variable_references_are_hot() -> None:
+    assert not _hot_in("$(CXX) -o a a.o")
+    assert _hot_in("$(CXX) -o a a.o", ("CXX",)) and _hot_in("${CXX} -c a.cpp", ("CXX",))
+    assert not _hot_in("$(CXXFLAGS) -o a", ("CXX",))
+
+
+def test_a_plain_line_is_not_hot() -> None:
+    assert not _hot_in("$(CC) -O2 -o prog main.o -lm")
+
+
+def test_a_library_row_added_to_the_table_is_searched_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not _hot_in("-lmyvendor")
+    row = library_rules.Library("myvendor", (), ("myvendor",), (), "", "", "mylib", "")
+    monkeypatch.setitem(library_rules.BY_LINK_NAME, "myvendor", row)
+    assert _hot_in("-lmyvendor")
+
+
+def test_the_search_can_be_switched_off() -> None:
+    assert make_prescan.skipping()
+    with disabled():
+        assert not make_prescan.skipping() and _hot_in("echo nothing")
+    assert make_prescan.skipping()
+
+
+# ---------------------------------------------------------------- skipping changes no port
+
+
+def _outcome(text: str, path: str, facts: MakeFacts | None = None) -> tuple[object, ...]:
+    try:
+        result: Result = port_make(text, path, facts=facts)
+    except (ParseError, UnstableRewrite) as err:
+        return ("error", type(err).__name__, str(err))
+    return ("ok", result.text, result.findings)
+
+
+def same_with_and_without_skipping(text: str, path: str = "Makefile", facts: MakeFacts | None = None) -> None:
+    skipped = _outcome(text, path, facts)
+    with disabled():
+        everything = _outcome(text, path, facts)
+    assert skipped == everything
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_skipping_changes_nothing_on_fixtures(path: Path) -> None:
+    same_with_and_without_skipping(decode(path.read_bytes(), str(path)), str(path))
+
+
+@pytest.mark.parametrize("project", sorted(p for p in (ROOT / "projects").iterdir() if p.name.startswith("make-")))
+def test_skipping_changes_nothing_with_a_projects_shared_facts(project: Path) -> None:
+    paths = sorted(p for p in project.rglob("*") if p.name == "Makefile" or p.suffix == ".mk")
+    texts = [decode(p.read_bytes(), str(p)) for p in paths]
+    facts = MakeFacts()
+    for text, path in zip(texts, paths):
+        gather(parse_make(text, str(path)), facts)
+    with disabled():
+        unskipped = MakeFacts()
+        for text, path in zip(texts, paths):
+            gather(parse_make(text, str(path)), unskipped)
+    assert facts == unskipped
+    for text, path in zip(texts, paths):
+        same_with_and_without_skipping(text, str(path), facts)
+
+
+WORDS = st.sampled_from([
+    "nvcc", "$(NVCC)", "${NVCC}", "-gencode", "arch=compute_80,code=sm_80", "-arch=sm_70", "-arch", "sm_80",
+    "$(SMS)", "-lcudart", "-lcublas", "-lcuda", "-lm", "$(CUDA_PATH)", "/usr/local/cuda/lib64",
+    "-I/usr/local/cuda/include", "-L$(CUDA_PATH)/lib64", "-Xcompiler", "-fopenmp", "-O2", "-G", "-x", "cu", "-std",
+    "c++14", "-m", "64", "--use_fast_math", "$(addprefix -Xcompiler ,$(CCFLAGS))", "g++", "$(CXX)", "-o", "-c",
+    "$(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm))", "foo.c", "bar.cu", "main.o", "$(OBJS)",
+    "$(FLAGS)", "$(ALL_CCFLAGS)", "-I$(CUDA_INC_DIR)", "-I$(ROCM_PATH)/include", "$(ROCM_PATH)/bin/hipcc",
+    "TARGET_ARCH", "$(EXEC)", "&&", ";", "-Xptxas", "-v",
+])  # fmt: skip
+NAMES = st.sampled_from([
+    "NVCC", "CC", "CXX", "FLAGS", "CFLAGS", "NVCCFLAGS", "GENCODE_FLAGS", "SMS", "ARCH", "CUDA_PATH", "CUDA_HOME",
+    "LIBS", "ALL_CCFLAGS", "HOST_COMPILER", "TARGET_ARCH", "HIPCC", "CUDA_INC_DIR", "OBJS",
+])  # fmt: skip
+TEMPLATES = st.sampled_from([
+    "{n} = {w}", "{n} := {w}", "{n} += {w}", "{n} ?= {w}", "prog: {w}\n\t{w}", "%.o: %.cu\n\t{w}", "\t{w}",
+    "ifeq ({w},{w})\n{n} = {w}\nelse\n{n} += {w}\nendif", "# {w}", "$(foreach sm,$(SMS),$(eval {n} += {w}))",
+    "include {w}", "define {n}\n{w}\nendef", "export {n} = {w}", "prog: {n} = {w}",
+])  # fmt: skip
+
+
+@st.composite
+def cuda_makefiles(draw: st.DrawFn) -> str:
+    lines = []
+    for _ in range(draw(st.integers(1, 10))):
+        template = draw(TEMPLATES)
+        while "{w}" in template or "{n}" in template:
+            template = template.replace("{n}", draw(NAMES), 1)
+            template = template.replace("{w}", " ".join(draw(st.lists(WORDS, min_size=1, max_size=5))), 1)
+        lines.append(template)
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(cuda_makefiles())
+def test_skipping_changes_nothing_on_generated_makefiles(text: str) -> None:
+    same_with_and_without_skipping(text)
+
+
+def test_line_col_counts_like_the_line_start_table() -> None:
+    for text in ("a\nbb\n\nccc", "a\r\nb\rc\n", "x"):
+        makefile = parse_make(text)
+        expected = []
+        line, col = 1, 1
+        i = 0
+        while i <= len(text):
+            expected.append((line, col))
+            if i < len(text) and text[i] == "\n" or (text[i : i + 1] == "\r" and text[i + 1 : i + 2] != "\n"):
+                line, col = line + 1, 1
+            else:
+                col += 1
+            i += 1
+        assert [makefile.line_col(o) for o in range(len(text) + 1)] == expected
