@@ -41,14 +41,20 @@ TOOLS: list[tuple[str, str, str]] = [
     ("buildport", "cmake", "parse + print (leaves built on demand)"),
     ("buildport-eager", "cmake", "parse + build every leaf + print from leaves"),
     ("buildport-port", "cmake", "whole port: parse, passes, render, re-verify"),
+    ("buildport-audit", "cmake", "audit of the file: port, residue, suppressions"),
     ("cmakelang", "cmake", "lexer + parser"),
     ("cmakelang-lex", "cmake", "lexer only"),
     ("tree-sitter-cmake", "cmake", "parse"),
     ("cmake-parser", "cmake", "parse_raw"),
     ("buildport-make", "make", "parse + print"),
     ("buildport-make-lark", "make", "parse + print with the Lark reference parser"),
+    ("buildport-make-port", "make", "whole port of the file alone: parse, passes, prelude, re-verify"),
+    ("buildport-make-audit", "make", "audit of the file: port, residue, suppressions"),
     ("tree-sitter-make", "make", "parse"),
 ]
+
+#: Tools that do more than parse: no lossless figure, and not run on the big file.
+_WHOLE = frozenset({"buildport-port", "buildport-audit", "buildport-make-port", "buildport-make-audit"})
 
 #: (outcome of one file: parsed, lossless)
 Outcome = tuple[bool, bool]
@@ -72,16 +78,21 @@ def _buildport(eager: bool) -> Callable[[str], Outcome]:
     return run
 
 
-def _buildport_port() -> Callable[[str], Outcome]:
-    from buildport.engine import port_cmake
+def _buildport_whole(kind: str, audit: bool) -> Callable[[str], Outcome]:
+    from buildport.audit import audit_text
+    from buildport.engine import port_cmake, port_make
     from buildport.syntax.errors import ParseError
+
+    path = "bench/CMakeLists.txt" if kind == "cmake" else "bench/Makefile"
+    port = port_cmake if kind == "cmake" else port_make
 
     def run(text: str) -> Outcome:
         try:
-            port_cmake(text, "bench/CMakeLists.txt")
-        except ParseError:
-            return False, False
-        except RecursionError:  # a pass's bug, counted as a failure rather than ending the run
+            if audit:
+                audit_text(text, path, kind)
+            else:
+                port(text, path)
+        except (ParseError, RecursionError):  # RecursionError: a pass's bug, counted as a failure
             return False, False
         return True, True
 
@@ -153,7 +164,10 @@ def load_tool(name: str) -> Callable[[str], Outcome]:
     factories: dict[str, Callable[[], Callable[[str], Outcome]]] = {
         "buildport": lambda: _buildport(False),
         "buildport-eager": lambda: _buildport(True),
-        "buildport-port": _buildport_port,
+        "buildport-port": lambda: _buildport_whole("cmake", False),
+        "buildport-audit": lambda: _buildport_whole("cmake", True),
+        "buildport-make-port": lambda: _buildport_whole("make", False),
+        "buildport-make-audit": lambda: _buildport_whole("make", True),
         "buildport-make": _buildport_make,
         "buildport-make-lark": lambda: _buildport_make(True),
         "cmakelang": lambda: _cmakelang(True),
@@ -282,7 +296,7 @@ def _row(tool: str, what: str, r: dict[str, object], reference: Optional[float])
     ratio = f"{reference / speed:.{1 if reference >= speed else 2}f}×" if reference else "—"
     parsed = 100 * r["parsed"] / max(1, files)  # type: ignore[operator]
     lossless = 100 * r["lossless"] / max(1, files)  # type: ignore[operator]
-    lossless_text = "n/a" if tool == "cmake-parser" or tool == "buildport-port" else f"{lossless:.2f}%"
+    lossless_text = "n/a" if tool == "cmake-parser" or tool in _WHOLE else f"{lossless:.2f}%"
     return (
         f"| {tool} | {what} | {speed:.2f} ({slow:.2f}–{fast:.2f}) | {files / median:,.0f} | "
         f"{r['rss']:.0f} (+{r['rss'] - r['rss_base']:.0f}) | {parsed:.2f}% | {lossless_text} | {ratio} |"  # type: ignore[operator]
@@ -359,7 +373,7 @@ def run_all(root: Path, args: argparse.Namespace, scratch: Path) -> int:
         out += report(f"{language}: {len(paths)} files", results, language, reference_tool)
     if args.big_mb and cmake:
         valid = _valid_cmake(cmake)
-        big_tools = [t for t, lang, _ in TOOLS if lang == "cmake" and t in wanted and t != "buildport-port"]
+        big_tools = [t for t, lang, _ in TOOLS if lang == "cmake" and t in wanted and t not in _WHOLE]
         results = {t: measure(t, valid, max(1, min(args.reps, 3)), args.big_mb, scratch) for t in big_tools}
         everything["cmake big file"] = results
         out += report(f"cmake: one file of {args.big_mb:g} MB (valid files concatenated)", results, "cmake", "buildport")

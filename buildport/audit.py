@@ -341,16 +341,25 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: d
 
 
 def _residue_hits(code: str) -> Iterator[tuple[str, int, str]]:
-    claimed: list[tuple[int, int]] = []
+    # claimed stretches are disjoint, so sorted by start they are sorted by end too: the only
+    # one that can overlap [start, end) is the last one starting before end
+    starts: list[int] = []
+    ends: list[int] = []
     hits: list[tuple[int, str, str]] = []
     for rule, pattern in RESIDUE_PATTERNS:
+        names = rule == "build-cuda-name"
         for m in pattern.finditer(code):
-            if rule == "build-cuda-name" and not _cuda_name(code, m):
+            if names:
+                word = m.group()
+                if ("CUDA" not in word and word[:5].lower() != "cuda_") or not _cuda_name(code, m):
+                    continue
+            start, end = m.span()
+            i = bisect.bisect_left(starts, end)
+            if i and ends[i - 1] > start:
                 continue
-            if any(a < m.end() and m.start() < b for a, b in claimed):
-                continue
-            claimed.append((m.start(), m.end()))
-            hits.append((m.start(), rule, m.group()))
+            starts.insert(i, start)
+            ends.insert(i, end)
+            hits.append((start, rule, m.group()))
     for start, rule, token in sorted(hits):
         yield rule, start, token
 
@@ -371,7 +380,12 @@ def code_only(text: str, kind: str) -> str:
     out = list(text)
     i, n = 0, len(text)
     quoted = False
+    special = _CMAKE_SPECIAL if kind == CMAKE else _MAKE_SPECIAL
     while i < n:
+        m = special.search(text, i)  # every other character is passed over as it is
+        if m is None:
+            break
+        i = m.start()
         c = text[i]
         if c == "\\":
             i += 2
@@ -389,6 +403,10 @@ def code_only(text: str, kind: str) -> str:
         for m in _MESSAGE.finditer(text):
             _blank(out, m.end(), _close_paren(text, m.end()))
     return "".join(out)
+
+
+_CMAKE_SPECIAL = re.compile(r'[\\"\[#]')
+_MAKE_SPECIAL = re.compile(r"[\\#]")
 
 
 def _blank(out: list[str], start: int, end: int) -> int:
