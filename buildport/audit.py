@@ -347,28 +347,52 @@ def _residue_hits(code: str) -> Iterator[tuple[str, int, str]]:
     ends: list[int] = []
     hits: list[tuple[int, str, str]] = []
     for rule, pattern in RESIDUE_PATTERNS:
-        names = rule == "build-cuda-name"
-        for m in pattern.finditer(code):
-            if names:
-                word = m.group()
-                if ("CUDA" not in word and word[:5].lower() != "cuda_") or not _cuda_name(code, m):
-                    continue
-            start, end = m.span()
+        spans = _cuda_names(code) if rule == "build-cuda-name" else (m.span() for m in pattern.finditer(code))
+        for start, end in spans:
             i = bisect.bisect_left(starts, end)
             if i and ends[i - 1] > start:
                 continue
             starts.insert(i, start)
             ends.insert(i, end)
-            hits.append((start, rule, m.group()))
+            hits.append((start, rule, code[start:end]))
     for start, rule, token in sorted(hits):
         yield rule, start, token
 
 
-def _cuda_name(code: str, m: re.Match[str]) -> bool:
+_NAME_SEED = re.compile(r"CUDA|(?i:cuda_)")
+_WORD_REST = re.compile(r"\w*")
+_NAME_HEAD = re.compile(r"[A-Za-z_]")
+
+
+def _cuda_names(code: str) -> Iterator[tuple[int, int]]:
+    """The spans the name pattern ``[A-Za-z_]\\w*`` matches that :func:`_cuda_name` keeps, in order.
+
+    Rather than every word of the file, only words around a ``CUDA`` or ``cuda_``
+    are looked at: a run of word characters holds one match of the pattern, from
+    its first ASCII letter or underscore to the run's end.
+    """
+    last_end = -1
+    for seed in _NAME_SEED.finditer(code):
+        if seed.start() < last_end:
+            continue  # inside the word already looked at
+        run = seed.start()
+        while run > 0 and (code[run - 1].isalnum() or code[run - 1] == "_"):
+            run -= 1
+        head = _NAME_HEAD.search(code, run, seed.start() + 1)
+        assert head is not None  # the seed itself starts with a letter
+        start = head.start()
+        end = _WORD_REST.match(code, seed.start()).end()  # type: ignore[union-attr]
+        last_end = end
+        if _cuda_name(code, start, end):
+            yield start, end
+
+
+def _cuda_name(code: str, start: int, end: int) -> bool:
     """An upper-case CUDA/NVCC name, or a ``cuda_*`` command call (not a lower-case target name)."""
-    if CUDA_WORD.search(m.group()):
+    word = code[start:end]
+    if CUDA_WORD.search(word):
         return True
-    return m.group().lower().startswith("cuda_") and code[m.end():m.end() + 64].lstrip(" \t").startswith("(")
+    return word.lower().startswith("cuda_") and code[end:end + 64].lstrip(" \t").startswith("(")
 
 
 def code_only(text: str, kind: str) -> str:

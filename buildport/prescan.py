@@ -19,6 +19,7 @@ from buildport.rules import cmake as cmake_rules
 from buildport.rules.flags import UNAMBIGUOUS
 from buildport.rules import libraries as library_rules
 from buildport.rules.paths import CUDA_ENV_VARS
+from buildport.wordtrie import trie_pattern
 
 #: Words the passes look for that no table row spells out.
 _FIXED = (
@@ -60,16 +61,7 @@ def trigger(words: Iterable[str]) -> re.Pattern[str]:
     for word in folded:
         if not any(k in word for k in kept):
             kept.append(word)
-    return re.compile(_trie(kept))
-
-
-def _trie(words: list[str]) -> str:
-    """One regex for ``words``, sharing prefixes; no word may be a prefix of another."""
-    heads: dict[str, list[str]] = {}
-    for word in words:
-        heads.setdefault(word[0], []).append(word[1:])
-    branches = [re.escape(head) + (_trie(rests) if rests != [""] else "") for head, rests in sorted(heads.items())]
-    return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return re.compile(trie_pattern(kept))
 
 
 _trigger: re.Pattern[str] | None = None

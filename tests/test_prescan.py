@@ -171,3 +171,49 @@ def test_no_fixture_with_residue_is_skipped(path: Path) -> None:
     kind = "cmake" if path.name == "CMakeLists.txt" or path.suffix == ".cmake" else "make"
     if list(_residue_hits(code_only(text, kind))):
         assert may_have_residue(text)
+
+
+def _reference_residue_hits(code: str) -> list[tuple[str, int, str]]:
+    """The residue search written plainly: every word of the name pattern, every claim compared."""
+    import re as regex
+
+    from buildport.rules.build_rules import RESIDUE_PATTERNS
+
+    claimed: list[tuple[int, int]] = []
+    hits = []
+    for rule, pattern in RESIDUE_PATTERNS:
+        for m in pattern.finditer(code):
+            word = m.group()
+            if rule == "build-cuda-name" and not (
+                regex.search("CUDA", word)
+                or (word.lower().startswith("cuda_") and code[m.end():m.end() + 64].lstrip(" \t").startswith("("))
+            ):
+                continue
+            if any(a < m.end() and m.start() < b for a, b in claimed):
+                continue
+            claimed.append(m.span())
+            hits.append((m.start(), rule, word))
+    return [(rule, start, token) for start, rule, token in sorted(hits)]
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from([
+    "CUDA", "cuda_", "Cuda_add(", "cuda", "_", "9", "é", "x", " ", "(", "\n", "-l", "cublas", "/usr/local/cuda",
+    "sm_80", "nvcc", "CUDA::", "lib", "$(", "CUDA_PATH", ")", "\t", "_CUDA",
+]), max_size=16))  # fmt: skip
+def test_the_residue_search_finds_what_the_plain_one_finds(parts: list[str]) -> None:
+    from buildport.audit import _residue_hits
+
+    code = "".join(parts)
+    assert list(_residue_hits(code)) == _reference_residue_hits(code)
+
+
+@pytest.mark.parametrize("path", sorted(
+    p for base in ("fixtures/cmake", "fixtures/make", "fixtures/audit")
+    for p in (ROOT / base).rglob("*") if p.is_file() and p.suffix != ".txt"
+), ids=lambda p: str(p.relative_to(ROOT)))  # fmt: skip
+def test_the_residue_search_agrees_on_every_fixture(path: Path) -> None:
+    from buildport.audit import _residue_hits
+
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    assert list(_residue_hits(text)) == _reference_residue_hits(text)

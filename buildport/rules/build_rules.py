@@ -25,6 +25,7 @@ from buildport.findings import Severity
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ENV_VARS, CUDA_ROOT_LITERAL
+from buildport.wordtrie import trie_pattern
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -156,8 +157,8 @@ RULES: tuple[BuildRule, ...] = (
 
 BY_ID: Mapping[str, BuildRule] = MappingProxyType({rule.id: rule for rule in RULES})
 
-_LIBRARY_NAMES = "|".join(sorted((re.escape(n) for n in BY_LINK_NAME), key=len, reverse=True))
-_ROOT_NAMES = "|".join(sorted(set(CUDA_ENV_VARS) | set(ROOT_VARIABLES), key=len, reverse=True))
+_LIBRARY_NAMES = trie_pattern(BY_LINK_NAME)
+_ROOT_NAMES = trie_pattern(set(CUDA_ENV_VARS) | set(ROOT_VARIABLES))
 
 #: (rule id, pattern) for CUDA text in build-file code, tried in this order; a
 #: stretch of text belongs to the first pattern that matches it.

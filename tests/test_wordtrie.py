@@ -1,0 +1,28 @@
+"""A trie regex matches exactly what the plain alternation of its words matches."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from buildport.wordtrie import trie_pattern
+
+WORDS = st.lists(st.text(alphabet="abc.-", min_size=1, max_size=4), min_size=1, max_size=6)
+TEXT = st.text(alphabet="abcx.-", max_size=14)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(WORDS, TEXT)
+def test_same_matches_as_the_longest_first_alternation(words: list[str], text: str) -> None:
+    plain = "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+    trie = trie_pattern(words)
+    for wrap in ("{}", r"(?<![a-c])(?:{})(?![a-c])"):
+        expected = [m.span() for m in re.finditer(wrap.format(plain), text)]
+        assert [m.span() for m in re.finditer(wrap.format(trie), text)] == expected
+
+
+def test_shared_prefixes_are_written_once() -> None:
+    assert trie_pattern(["cublas", "cufft", "cuda"]) == "cu(?:blas|da|fft)"
+    assert trie_pattern(["CUDA_PATH", "CUDA_PATH_V12"]) == "CUDA_PATH(?:_V12)?"
