@@ -179,8 +179,10 @@ def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
     done = subprocess.run([sys.executable, str(SCALING), "--files", "4", "--reps", "1", "--startup-reps", "1"],
                           capture_output=True, text=True, check=True, timeout=600)  # fmt: skip
     out = done.stdout
-    for row in ("jobs 1 / jobs 2", "cold / warm cache", "--version"):
-        assert row in out
+    for run in ("cmake --check", "make --check", "audit"):
+        assert f"| {run}, --jobs 1 / --jobs 2 (no cache) | " in out
+        assert f"| {run}, cold / warm cache (--jobs 1) | " in out
+    assert "--version" in out
 
 
 def _pids(items: list[int], shared: int) -> list[tuple[int, int]]:
