@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from buildport.syntax import make
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import (
+    Assignment,
     Blank,
     Comment,
     Conditional,
@@ -20,11 +21,17 @@ from buildport.syntax.make import (
     Rule,
     parse_make,
 )
-from buildport.syntax.make_build import build_lines, lines_at
+from buildport.syntax.make_build import (
+    _OPERATOR_AT_END,
+    _operator_start,
+    build_lines,
+    lines_at,
+)
 from buildport.syntax.make_first import can_begin_with
 from buildport.syntax.make_nodes import SELECTABLE
 from buildport.syntax.make_reader import Reader
 from buildport.syntax.make_scan import Tables, scan, tables
+from buildport.syntax.make_words import _BLANKS, skip_blanks
 from buildport.textio import decode
 from tests.test_make_syntax import makefile_texts
 
@@ -201,6 +208,15 @@ def test_selected_lines_equal_the_built_lines(path: Path) -> None:
     assert list(built.select(SELECTABLE, every_other)) == expected[::2]
 
 
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_variables_without_nodes_equal_the_nodes_variables(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    lazy, built = parse_make(text), parse_make(text)
+    built.lines
+    assert lazy.variables() == built.variables() and not lazy.built
+    assert built.variables() == {line.start: line.variable for line in built.lines if isinstance(line, Assignment)}
+
+
 def test_select_builds_only_what_it_keeps() -> None:
     makefile = parse_make("# c\nA = 1\n\nall: x\n\techo\nifeq (a,b)\nendif\ndefine D\nx\nendef\n")
     reader = makefile._reader
@@ -220,3 +236,21 @@ def test_errors_are_raised_while_parsing_not_when_lines_are_built() -> None:
     with pytest.raises(ParseError):
         parse_make("define x\n  ifeq\n")
     assert not parse_make("define x\n  endif\n  else\nendef\n").built
+
+
+# ---------------------------------------------------------------- shortcuts equal the regexes they stand for
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.text(alphabet=" \t\\\r\nab$(", max_size=10), st.integers(0, 12), st.integers(0, 12))
+def test_skip_blanks_equals_its_regex(text: str, start: int, end: int) -> None:
+    assert skip_blanks(text, start, end) == _BLANKS.match(text, start, end).end()  # type: ignore[union-attr]
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.text(alphabet="ab:?+!= ", max_size=6), st.sampled_from([":::=", "::=", ":=", "?=", "+=", "!=", "="]),
+       st.integers(0, 3))  # fmt: skip
+def test_operator_start_equals_its_regex(body: str, op: str, start: int) -> None:
+    text = "xyz" + body + op
+    found = _OPERATOR_AT_END.search(text, max(start, len(text) - 4), len(text))
+    assert found is not None and found.start() == _operator_start(text, start, len(text))

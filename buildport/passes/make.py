@@ -143,22 +143,24 @@ _ASSIGNMENTS = frozenset({Assignment})
 _COMMANDS = frozenset({RecipeLine, Define})
 
 
-#: Lines port_lines reads whatever their words: few, or what they say matters (nesting, names).
-_ALWAYS = frozenset({Conditional, Assignment, Expansion, Define, Include, Directive})
+#: Lines port_lines reads whatever their words: few, or what they say matters (nesting).
+_ALWAYS = frozenset({Conditional, Expansion, Define, Include, Directive})
 
 
 def port_lines(ctx: MakeContext) -> None:
     scan = Prescan(ctx.text, ctx.facts.compiler_vars)
+    variables = ctx.tree.variables()
 
     def may_change(cls: type[Line], start: int, end: int) -> bool:
+        if cls is Assignment:  # its words, or its variable alone
+            return scan.hot(start, end) or _by_name(ctx, variables[start])
         return cls in _ALWAYS or scan.hot(start, end)
 
     for line in ctx.tree.select(SELECTABLE, may_change):
         if isinstance(line, Conditional):
             ctx.depth += {"endif": -1, "else": 0}.get(line.directive, 1)
         if isinstance(line, Assignment):
-            if _by_name(ctx, line.variable) or scan.hot(line.span.start, line.span.end):
-                _assignment(ctx, line)
+            _assignment(ctx, line)
         elif isinstance(line, RecipeLine):
             _command(ctx, line.command)
         elif isinstance(line, Rule):
@@ -446,9 +448,14 @@ def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
 
 def report_platform(ctx: MakeContext) -> None:
     text = ctx.text
+    variables = ctx.tree.variables()
 
     def may_report(cls: type[Line], start: int, end: int) -> bool:
-        return cls is Assignment or not skipping() or text.find(".c", start, end) >= 0
+        if not skipping():
+            return True
+        if cls is Assignment:
+            return PLATFORM_HINTS.search(variables[start]) is not None
+        return text.find(".c", start, end) >= 0  # a prerequisite that ends in .c
 
     for line in ctx.tree.select(_REPORTED, may_report):
         if isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):

@@ -232,15 +232,27 @@ def _assignment(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
         targets = _stripped(text, tokens[0], span.start)
         colon = _tok(tokens[1])
         head = 2
-    head_token = tokens[head]
-    op = _new_span((_operator_start(text, head_token[1], head_token[2]), head_token[2]))
-    name_end = strip_span(text, head_token[1], op.start).end
-    mods, name_start = _modifiers(text, head_token[1], name_end)
+    mods, name, op = _name_and_operator(text, tokens[head])
     args, comment = _tail(tokens, head + 1)
     value = _stripped(text, args, op.end)
-    return _Assignment(
-        text, span, eol, targets, colon, mods, _new_span((name_start, name_end)), op, value, _tok(comment),
-    )  # fmt: skip
+    return _Assignment(text, span, eol, targets, colon, mods, name, op, value, _tok(comment))
+
+
+def _name_and_operator(text: str, head: Tok) -> tuple[tuple[Span, ...], Span, Span]:
+    """Modifiers, variable name and operator of an ``ASSIGN`` token."""
+    op = _new_span((_operator_start(text, head[1], head[2]), head[2]))
+    name_end = strip_span(text, head[1], op.start).end
+    mods, name_start = _modifiers(text, head[1], name_end)
+    return mods, _new_span((name_start, name_end)), op
+
+
+def variable_at(text: str, children: list[Any], first: int) -> str:
+    """The variable an assignment line sets, its first token being ``children[first]``.
+
+    The ``variable`` of the node :func:`line_at` would build, without building it.
+    """
+    head = children[first + 2] if children[first][0] == "TARGETS" else children[first]
+    return _name_and_operator(text, head)[1].of(text)
 
 
 def _operator_start(text: str, start: int, end: int) -> int:

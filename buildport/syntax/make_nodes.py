@@ -304,6 +304,8 @@ class LineReader(Protocol):
 
     def node(self, index: int) -> Line: ...
 
+    def variables(self) -> dict[int, str]: ...
+
 
 class MakeFile:
     """A parsed Makefile: ``str(makefile)`` is the source again, byte for byte.
@@ -365,6 +367,12 @@ class MakeFile:
         for cls, start, end, index in reader.outline():
             if cls in classes and (keep is None or keep(cls, start, end)):
                 yield reader.node(index)
+
+    def variables(self) -> dict[int, str]:
+        """Where each assignment line starts → the variable it sets; builds no line."""
+        if self._lines is not None or self._reader is None:
+            return {line.span.start: line.variable for line in self.lines if isinstance(line, Assignment)}
+        return self._reader.variables()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MakeFile):

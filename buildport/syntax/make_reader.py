@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 from typing import Any
 
-from buildport.syntax.make_build import build_lines, line_at
+from buildport.syntax.make_build import build_lines, line_at, variable_at
 from buildport.syntax.make_nodes import (
     Assignment,
     Conditional,
@@ -41,13 +41,14 @@ _CLASSES: dict[str, type[Line]] = {
 class Reader:
     """The tokens of one text and the nodes built from them so far (by first-token index)."""
 
-    __slots__ = ("_nodes", "_outline", "children", "text")
+    __slots__ = ("_nodes", "_outline", "_variables", "children", "text")
 
     def __init__(self, text: str, children: list[Any], nodes: dict[int, Line] | None = None) -> None:
         self.text = text
         self.children = children
         self._nodes: dict[int, Line] = nodes if nodes is not None else {}
         self._outline: list[Entry] | None = None
+        self._variables: dict[int, str] | None = None
 
     def build(self) -> list[Line]:
         """Every line's node, in order."""
@@ -65,6 +66,16 @@ class Reader:
         if found is None:
             found = self._nodes[index] = line_at(self.text, self.children, index)
         return found
+
+    def variables(self) -> dict[int, str]:
+        """Where each assignment line starts → the variable it sets (no node is built)."""
+        if self._variables is None:
+            text, children = self.text, self.children
+            self._variables = {
+                start: variable_at(text, children, index)
+                for cls, start, _, index in self.outline() if cls is Assignment
+            }  # fmt: skip
+        return self._variables
 
     def outline(self) -> list[Entry]:
         """Each line but blanks and comments: its class, span and first token, in order."""

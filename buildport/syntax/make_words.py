@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from typing import NamedTuple
 
 
@@ -109,6 +109,8 @@ _new_span: Callable[[tuple[int, int]], Span] = partial(tuple.__new__, Span)
 
 def skip_blanks(text: str, start: int, end: int) -> int:
     """The first offset at or after ``start`` that is not a blank or a line continuation."""
+    if start < end <= len(text) and text[start] not in " \t\\":
+        return start  # the usual case: nothing to skip
     return _BLANKS.match(text, start, end).end()  # type: ignore[union-attr]
 
 
