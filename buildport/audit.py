@@ -143,14 +143,18 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> 
     out: list[FileAudit | None | str] = []
     tasks: list[tuple[str, str, str, str | None]] = []
     missing: list[int] = []
+    key_of = {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
     for path, kind in items:
         try:
             source = read_source(path)
         except InputError as exc:
             out.append(_error_text(exc, path))
             continue
-        key = cache.key(f"audit-{kind}", path, source.digest, None) if cache is not None else None
+        key = key_of[kind](path, source.digest) if cache is not None else None
         if cache is not None and key is not None:
+            if cache.is_clean(key):
+                out.append(None if kind == SOURCE else FileAudit(path, kind))
+                continue
             stored = cache.get(key)
             ok, hit = _from_json(stored) if stored is not None else (False, None)
             if ok:
@@ -159,9 +163,12 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> 
         missing.append(len(out))
         out.append(None)
         tasks.append((path, kind, source.text, key))
-    for i, done in zip(missing, in_chunks(_audit_chunk, tasks, jobs, cache)):
+    for i, task, done in zip(missing, tasks, in_chunks(_audit_chunk, tasks, jobs, cache)):
         out[i] = done
+        if cache is not None and task[3] is not None and not isinstance(done, str) and _nothing(done, task[1]):
+            cache.mark_clean(task[3])
     if cache is not None and tasks:
+        cache.save_clean()
         cache.prune()
     return out
 
@@ -173,13 +180,18 @@ def _audit_chunk(tasks: list[tuple[str, str, str, str | None]], cache: Cache | N
         try:
             audited = audit_text(text, path, kind)
             out.append(audited)
-            if cache is not None and key is not None:
-                cache.put(key, _to_json(audited))
+            if cache is not None and key is not None and not _nothing(audited, kind):
+                cache.put(key, _to_json(audited))  # "nothing" is a line of clean.txt (see _audit_all)
         except (InputError, ParseError) as exc:
             out.append(_error_text(exc, path))
         except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
             out.append(f"{exc} (internal error: please report it with this file)")
     return out
+
+
+def _nothing(audited: FileAudit | None, kind: str) -> bool:
+    """A C/C++ file without CUDA, or a build file without findings: what most files of a tree are."""
+    return audited is None if kind == SOURCE else audited is not None and not audited.findings
 
 
 def _to_json(audited: FileAudit | None) -> dict[str, object]:

@@ -9,10 +9,14 @@ file and ``os.replace``); an entry that cannot be read or decoded is a miss, nev
 an error, and the cache never decides what is printed: a hit holds exactly what
 the computation returned.
 
+Most files of a tree need nothing: their keys are lines of one file,
+``clean.txt``, rather than a file each, so a warm run reads one file for them.
+
 The cache is bounded: after a run that wrote entries, the least recently used
 ones are deleted until it holds at most ``BUILDPORT_CACHE_MAX_MB`` megabytes
-(default 256). A hit marks its entry used again (at most once a day, so a warm
-run does not rewrite metadata for every file).
+(default 256), and ``clean.txt`` keeps the newest 500,000 keys. A hit marks its
+entry used again (at most once a day, so a warm run does not rewrite metadata
+for every file).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from buildport import __version__
 
@@ -37,6 +41,9 @@ FORMAT = 1
 DEFAULT_MAX_MB = 256
 #: A hit older than this is marked used again; a temporary file older than this is a leftover.
 _DAY = 24 * 3600
+#: The file of "nothing to do" keys, and how many of the newest it keeps (65 bytes each).
+_CLEAN = "clean.txt"
+_CLEAN_KEEP = 500_000
 
 _fingerprint: str | None = None
 
@@ -73,6 +80,8 @@ class Cache:
 
     def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = root
+        self._clean: set[str] | None = None  # keys of results that are "nothing to do", from _CLEAN
+        self._new_clean: list[str] = []
         if max_bytes is None:
             try:
                 max_bytes = int(float(os.environ.get("BUILDPORT_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1e6)
@@ -82,8 +91,19 @@ class Cache:
 
     def key(self, kind: str, path: str, digest: str, options: Any) -> str:
         """The entry name of one file's result; ``options`` must be JSON-serialisable and canonical."""
-        material = json.dumps([code_fingerprint(), kind, path, digest, options], sort_keys=True)
-        return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+        return self.keys(kind, options)(path, digest)
+
+    @staticmethod
+    def keys(kind: str, options: Any) -> Callable[[str, str], str]:
+        """``key`` for many files of one run: the code, kind and options are hashed once."""
+        head = hashlib.sha256(json.dumps([code_fingerprint(), kind, options], sort_keys=True).encode())
+
+        def key(path: str, digest: str) -> str:
+            h = head.copy()
+            h.update(json.dumps([path, digest]).encode("utf-8", "surrogatepass"))
+            return h.hexdigest()
+
+        return key
 
     def _file(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -120,6 +140,52 @@ class Cache:
             except OSError:
                 pass
 
+
+    # --- results with nothing in them: one line each in one file, not a file each ------------------
+
+    def is_clean(self, key: str) -> bool:
+        """Was the result under ``key`` "unchanged, no findings"? (Most files of a tree are.)"""
+        if self._clean is None:
+            try:
+                with open(self.root / _CLEAN, encoding="ascii", errors="replace") as handle:
+                    self._clean = set(handle.read().split())
+            except OSError:
+                self._clean = set()
+        return key in self._clean
+
+    def mark_clean(self, key: str) -> None:
+        """Remember that the result under ``key`` is "nothing to do" (written by :meth:`save_clean`)."""
+        self._new_clean.append(key)
+
+    def save_clean(self) -> None:
+        """Add the keys marked in this process to the file, keeping the newest ``_CLEAN_KEEP``; atomic."""
+        if not self._new_clean:
+            return
+        self.is_clean("")  # load what is there
+        assert self._clean is not None
+        try:
+            with open(self.root / _CLEAN, encoding="ascii", errors="replace") as handle:
+                old = handle.read().split()
+        except OSError:
+            old = []
+        fresh = [k for k in dict.fromkeys(self._new_clean) if k not in self._clean]
+        keys = (old + fresh)[-_CLEAN_KEEP:]
+        self._clean.update(fresh)
+        self._new_clean = []
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".txt")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "w", encoding="ascii") as handle:
+                handle.write("\n".join(keys) + "\n")
+            os.replace(temp, self.root / _CLEAN)
+        except OSError:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
 
     def prune(self) -> int:
         """Delete the least recently used entries beyond ``max_bytes``, and old leftovers; the number deleted."""

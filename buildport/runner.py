@@ -226,13 +226,17 @@ def _port_all(
     missing: list[int] = []
     keys: dict[int, str] = {}
     settings = _settings(options, facts)
+    key_of = Cache.keys(kind, settings)
     for i, item in enumerate(loaded):
         source = item.source
         if source is None or item.error:
             out.append(FileOutcome(item.path, error=item.error))
             continue
         if cache is not None and source.digest:
-            keys[i] = cache.key(kind, item.path, source.digest, settings)
+            keys[i] = key_of(item.path, source.digest)
+            if cache.is_clean(keys[i]):
+                out.append(FileOutcome(item.path, Result(source.path, source.text, source.text), source))
+                continue
             stored = cache.get(keys[i])
             result = result_from_json(stored, source.text) if stored is not None else None
             if result is not None:
@@ -244,9 +248,17 @@ def _port_all(
     done = in_chunks(_port_chunk, tasks, jobs, (options, kind, facts, cache))
     for i, outcome in zip(missing, done):
         out[i] = outcome
+        if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
+            cache.mark_clean(keys[i])
     if cache is not None and tasks:
+        cache.save_clean()
         cache.prune()
     return out
+
+
+def _nothing(result: Result) -> bool:
+    """Unchanged, no findings, no packages: what most files of a tree come out as."""
+    return not result.changed and not result.findings and not result.packages
 
 
 def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
@@ -292,8 +304,8 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
     for path, source, key in tasks:
         assert source is not None
         outcome = _port_one(path, source, options, kind, facts)
-        if cache is not None and key is not None and outcome.result is not None:
-            cache.put(key, result_to_json(outcome.result))
+        if cache is not None and key is not None and outcome.result is not None and not _nothing(outcome.result):
+            cache.put(key, result_to_json(outcome.result))  # "nothing" is a line of clean.txt (see _port_all)
         if outcome.exception is not None and not _picklable(outcome.exception):
             outcome.exception = RuntimeError(f"{type(outcome.exception).__name__}: {outcome.exception}")
         out.append(outcome)

@@ -160,6 +160,41 @@ def test_a_run_prunes_the_cache_to_the_budget_from_the_environment(tree: Path, t
     assert 0 < pruned <= full / 2
 
 
+def test_files_with_nothing_to_do_are_lines_of_one_file(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    tree = tmp_path / "tree"
+    plain = tree / "plain"
+    plain.mkdir(parents=True)
+    for i in range(6):
+        (plain / f"m{i}.cmake").write_text(f"message(STATUS {i})\n")
+    (plain / "CMakeLists.txt").write_text("project(p CUDA)\nadd_executable(a a.cu)\n")
+    first = run("cmake", "--check", "--cache-dir", str(cache), "plain", cwd=tree, cache_home=tmp_path)
+    clean = (cache / "clean.txt").read_text().split()
+    entries = list(cache.rglob("??/*.json"))
+    assert len(clean) == 6 and len(entries) == 1  # the CUDA file has changes: an entry of its own
+    assert run("cmake", "--check", "--cache-dir", str(cache), "plain", cwd=tree, cache_home=tmp_path) == first
+    assert (cache / "clean.txt").read_text().split() == clean  # nothing new to add
+    (plain / "m0.cmake").write_text("message(STATUS changed)\n")
+    run("cmake", "--check", "--cache-dir", str(cache), "plain", cwd=tree, cache_home=tmp_path)
+    assert len((cache / "clean.txt").read_text().split()) == 7
+
+
+def test_clean_keys_keep_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "_CLEAN_KEEP", 3)
+    cache = cache_module.Cache(tmp_path / "c")
+    for key in ("a1", "a2"):
+        cache.mark_clean(key)
+    cache.save_clean()
+    later = cache_module.Cache(tmp_path / "c")
+    for key in ("a3", "a4", "a2"):
+        later.mark_clean(key)
+    later.save_clean()
+    assert (tmp_path / "c" / "clean.txt").read_text().split() == ["a2", "a3", "a4"]
+    assert cache_module.Cache(tmp_path / "c").is_clean("a4") and not cache_module.Cache(tmp_path / "c").is_clean("a1")
+
+
 def test_unwritable_cache_is_skipped(tree: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
