@@ -214,7 +214,8 @@ def test_variables_without_nodes_equal_the_nodes_variables(path: Path) -> None:
     lazy, built = parse_make(text), parse_make(text)
     built.lines
     assert lazy.variables() == built.variables() and not lazy.built
-    assert built.variables() == {line.start: line.variable for line in built.lines if isinstance(line, Assignment)}
+    expected = {line.start: (line.span.end, line.variable, line.value) for line in built.lines if isinstance(line, Assignment)}
+    assert built.variables() == expected and list(lazy.variables()) == list(expected)  # in line order
 
 
 def test_select_builds_only_what_it_keeps() -> None:

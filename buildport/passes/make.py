@@ -93,19 +93,14 @@ def gather(tree: MakeFile, facts: MakeFacts) -> None:
     text = tree.source
     scan = Prescan(text)
     uses: dict[str, set[str]] = {}  # variable → variables its value refers to
-    def assignments_that_matter(cls: type[Line], start: int, end: int) -> bool:
-        # one that names nvcc, hipcc or an architecture, or refers to other variables
-        return scan.hot(start, end) or text.find("$", start, end) >= 0
-
-    for line in tree.select(_ASSIGNMENTS, assignments_that_matter):
-        assert isinstance(line, Assignment)
-        if scan.hot(line.span.start, line.span.end):
-            words = [w.of(text) for w in line.words(line.value)]
+    for start, (end, variable, value) in tree.variables().items():  # no line need be built
+        if scan.hot(start, end):  # nvcc, hipcc or an architecture name in it
+            words = [w.of(text) for w in iter_words(text, value.start, value.end)]
             if words and (NVCC_WORD.match(_paths(words[0])) or _paths(words[0]).endswith("/bin/hipcc")):
-                facts.compiler_vars.add(line.variable)
+                facts.compiler_vars.add(variable)
             if words and all(_ARCH_NAME.match(w) for w in words):
-                facts.arch_vars.add(line.variable)
-        uses.setdefault(line.variable, set()).update(_REFS.findall(line.value_text))
+                facts.arch_vars.add(variable)
+        uses.setdefault(variable, set()).update(_REFS.findall(value.of(text)))
     scan = Prescan(text, facts.compiler_vars)
 
     def commands_that_matter(cls: type[Line], start: int, end: int) -> bool:
@@ -139,7 +134,6 @@ def gather(tree: MakeFile, facts: MakeFacts) -> None:
                 pending.append(used)
 
 
-_ASSIGNMENTS = frozenset({Assignment})
 _COMMANDS = frozenset({RecipeLine, Define})
 
 
@@ -153,7 +147,7 @@ def port_lines(ctx: MakeContext) -> None:
 
     def may_change(cls: type[Line], start: int, end: int) -> bool:
         if cls is Assignment:  # its words, or its variable alone
-            return scan.hot(start, end) or _by_name(ctx, variables[start])
+            return scan.hot(start, end) or _by_name(ctx, variables[start][1])
         return cls in _ALWAYS or scan.hot(start, end)
 
     for line in ctx.tree.select(SELECTABLE, may_change):
@@ -454,7 +448,7 @@ def report_platform(ctx: MakeContext) -> None:
         if not skipping():
             return True
         if cls is Assignment:
-            return PLATFORM_HINTS.search(variables[start]) is not None
+            return PLATFORM_HINTS.search(variables[start][1]) is not None
         return text.find(".c", start, end) >= 0  # a prerequisite that ends in .c
 
     for line in ctx.tree.select(_REPORTED, may_report):

@@ -246,13 +246,15 @@ def _name_and_operator(text: str, head: Tok) -> tuple[tuple[Span, ...], Span, Sp
     return mods, _new_span((name_start, name_end)), op
 
 
-def variable_at(text: str, children: list[Any], first: int) -> str:
-    """The variable an assignment line sets, its first token being ``children[first]``.
+def variable_at(text: str, children: list[Any], first: int) -> tuple[str, Span]:
+    """The variable an assignment line sets and its value, its first token being ``children[first]``.
 
-    The ``variable`` of the node :func:`line_at` would build, without building it.
+    The ``variable`` and ``value`` of the node :func:`line_at` would build, without building it.
     """
-    head = children[first + 2] if children[first][0] == "TARGETS" else children[first]
-    return _name_and_operator(text, head)[1].of(text)
+    head = first + 2 if children[first][0] == "TARGETS" else first
+    _, name, op = _name_and_operator(text, children[head])
+    args, _ = _tail(children, head + 1)
+    return name.of(text), _stripped(text, args, op.end)
 
 
 def _operator_start(text: str, start: int, end: int) -> int:

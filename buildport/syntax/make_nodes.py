@@ -304,7 +304,7 @@ class LineReader(Protocol):
 
     def node(self, index: int) -> Line: ...
 
-    def variables(self) -> dict[int, str]: ...
+    def variables(self) -> dict[int, tuple[int, str, Span]]: ...
 
 
 class MakeFile:
@@ -368,10 +368,16 @@ class MakeFile:
             if cls in classes and (keep is None or keep(cls, start, end)):
                 yield reader.node(index)
 
-    def variables(self) -> dict[int, str]:
-        """Where each assignment line starts → the variable it sets; builds no line."""
+    def variables(self) -> dict[int, tuple[int, str, Span]]:
+        """Each assignment line's start → where its text ends, the variable it sets, its value.
+
+        In line order; builds no line.
+        """
         if self._lines is not None or self._reader is None:
-            return {line.span.start: line.variable for line in self.lines if isinstance(line, Assignment)}
+            return {
+                line.span.start: (line.span.end, line.variable, line.value)
+                for line in self.lines if isinstance(line, Assignment)
+            }  # fmt: skip
         return self._reader.variables()
 
     def __eq__(self, other: object) -> bool:

@@ -26,6 +26,7 @@ from buildport.syntax.make_nodes import (
     RecipeLine,
     Rule,
 )  # fmt: skip
+from buildport.syntax.make_words import Span
 
 #: An outline entry: the line's node class, where its text starts and ends, its first token's index.
 Entry = tuple[type[Line], int, int, int]
@@ -48,7 +49,7 @@ class Reader:
         self.children = children
         self._nodes: dict[int, Line] = nodes if nodes is not None else {}
         self._outline: list[Entry] | None = None
-        self._variables: dict[int, str] | None = None
+        self._variables: dict[int, tuple[int, str, Span]] | None = None
 
     def build(self) -> list[Line]:
         """Every line's node, in order."""
@@ -67,13 +68,13 @@ class Reader:
             found = self._nodes[index] = line_at(self.text, self.children, index)
         return found
 
-    def variables(self) -> dict[int, str]:
-        """Where each assignment line starts → the variable it sets (no node is built)."""
+    def variables(self) -> dict[int, tuple[int, str, Span]]:
+        """Each assignment line's start → where it ends, the variable it sets, its value (no node is built)."""
         if self._variables is None:
             text, children = self.text, self.children
             self._variables = {
-                start: variable_at(text, children, index)
-                for cls, start, _, index in self.outline() if cls is Assignment
+                start: (end, *variable_at(text, children, index))
+                for cls, start, end, index in self.outline() if cls is Assignment
             }  # fmt: skip
         return self._variables
 
