@@ -35,7 +35,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from buildport.grammars import grammar_text
 from buildport.syntax.errors import ParseError, position_of
-from buildport.syntax.make_build import IF_KEYWORDS, Record, lines_at
+from buildport.syntax.make_build import IF_KEYWORDS, Record, line_at
 from buildport.syntax.make_nodes import (
     Assignment,
     Blank,
@@ -156,9 +156,8 @@ def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
         else:
             children, checked = scanned
         bom = text[: children[0][2]] if children and children[0][0] == "BOM" else ""
-        lines = lines_at(text, children, checked)
-        _check(text, path, lines)
-        return MakeFile(text, path, bom, reader=Reader(text, children, dict(zip(checked, lines))))
+        _check(text, path, children, checked)
+        return MakeFile(text, path, bom, reader=Reader(text, children))
     finally:
         if enabled:
             gc.enable()
@@ -206,29 +205,48 @@ def _valid_condition(line: Conditional) -> bool:
 _CHECKED = frozenset({"CONDITIONAL", "OTHER"})
 
 
-def _check(text: str, path: str, lines: list[Line]) -> None:
+#: What :func:`_check` needs of a conditional line: its directive, whether its condition is
+#: valid, whether it is a plain ``else``, and where its keyword is (from the token's start).
+_Facts = tuple[str, bool, bool, int]
+
+
+def _check(text: str, path: str, children: list[Any], checked: list[int]) -> None:
     """Reject what GNU make rejects while reading: unbalanced conditionals, stray endef.
 
-    ``lines`` are the conditional and "other" lines outside define blocks, in
-    order (the only ones it looks at: the others need not be built).
+    ``checked`` are where the conditional and "other" lines outside define
+    blocks start among ``children``, in order: the only lines it looks at. A
+    conditional's facts depend on its token's text alone, so each distinct
+    text is built into a node once per file (``endif`` and ``else`` repeat).
     """
-    open_ifs: list[tuple[Conditional, bool]] = []  # (the if, whether a plain else was seen)
-    for line in lines:
-        if isinstance(line, Conditional):
-            word = line.directive
-            if not _valid_condition(line):
-                raise _error(text, line.keyword.start, "invalid syntax in conditional", path)
-            if word in IF_KEYWORDS:
-                open_ifs.append((line, False))
-            elif not open_ifs:
-                raise _error(text, line.keyword.start, f"extraneous '{word}'", path)
-            elif word == "endif":
-                open_ifs.pop()
-            elif open_ifs[-1][1]:
-                raise _error(text, line.keyword.start, "only one 'else' per conditional", path)
-            elif line.condition_keyword is None:
-                open_ifs[-1] = (open_ifs[-1][0], True)
-        elif isinstance(line, Other) and _STRAY_ENDEF.match(line.content):
-            raise _error(text, skip_blanks(text, line.start, line.span.end), "extraneous 'endef'", path)
+    known: dict[str, _Facts] = {}
+    open_ifs: list[tuple[int, bool]] = []  # (where the if's keyword is, whether a plain else was seen)
+    for index in checked:
+        kind, start, end = children[index]
+        if kind == "OTHER":  # the whole line is the token
+            if _STRAY_ENDEF.match(text, start, end):
+                raise _error(text, skip_blanks(text, start, end), "extraneous 'endef'", path)
+            continue
+        written = text[start:end]
+        facts = known.get(written)
+        if facts is None:
+            line = line_at(text, children, index)
+            assert isinstance(line, Conditional)
+            facts = known[written] = (
+                line.directive, _valid_condition(line), line.condition_keyword is None, line.keyword.start - start,
+            )  # fmt: skip
+        word, valid, plain, keyword = facts
+        keyword += start
+        if not valid:
+            raise _error(text, keyword, "invalid syntax in conditional", path)
+        if word in IF_KEYWORDS:
+            open_ifs.append((keyword, False))
+        elif not open_ifs:
+            raise _error(text, keyword, f"extraneous '{word}'", path)
+        elif word == "endif":
+            open_ifs.pop()
+        elif open_ifs[-1][1]:
+            raise _error(text, keyword, "only one 'else' per conditional", path)
+        elif plain:
+            open_ifs[-1] = (open_ifs[-1][0], True)
     if open_ifs:
-        raise _error(text, open_ifs[-1][0].keyword.start, "missing 'endif'", path)
+        raise _error(text, open_ifs[-1][0], "missing 'endif'", path)
