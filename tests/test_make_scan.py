@@ -25,6 +25,7 @@ from buildport.syntax.make_build import (
     _OPERATOR_AT_END,
     _operator_start,
     build_lines,
+    line_at,
     lines_at,
 )
 from buildport.syntax.make_first import can_begin_with
@@ -216,6 +217,39 @@ def test_variables_without_nodes_equal_the_nodes_variables(path: Path) -> None:
     assert lazy.variables() == built.variables() and not lazy.built
     expected = {line.start: (line.span.end, line.variable, line.value) for line in built.lines if isinstance(line, Assignment)}
     assert built.variables() == expected and list(lazy.variables()) == list(expected)  # in line order
+
+
+def _node_facts(line: Conditional) -> tuple[str, bool, bool, int]:
+    return line.directive, make._valid_condition(line), line.condition_keyword is None, line.keyword.start - line.start
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_conditional_facts_from_tokens_equal_the_nodes(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    if ".RECIPEPREFIX" in text:
+        pytest.skip("read with another recipe prefix")
+    scanned = scan(text, make._tables(make.TAB), make._CHECKED)
+    assert scanned is not None
+    children, checked = scanned
+    for index in checked:
+        if children[index][0] == "CONDITIONAL":
+            line = line_at(text, children, index)
+            assert isinstance(line, Conditional)
+            assert make.conditional_facts(text, children[index]) == _node_facts(line)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(makefile_texts())
+def test_conditional_facts_from_tokens_equal_the_nodes_on_generated_makefiles(text: str) -> None:
+    scanned = scan(text, make._tables(make.TAB), make._CHECKED)
+    if scanned is None:
+        return
+    children, checked = scanned
+    for index in checked:
+        if children[index][0] == "CONDITIONAL":
+            line = line_at(text, children, index)
+            assert isinstance(line, Conditional)
+            assert make.conditional_facts(text, children[index]) == _node_facts(line)
 
 
 def test_select_builds_only_what_it_keeps() -> None:

@@ -35,7 +35,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from buildport.grammars import grammar_text
 from buildport.syntax.errors import ParseError, position_of
-from buildport.syntax.make_build import IF_KEYWORDS, Record, line_at
+from buildport.syntax.make_build import IF_KEYWORDS, Record, conditional_parts
 from buildport.syntax.make_nodes import (
     Assignment,
     Blank,
@@ -192,11 +192,14 @@ def _open_define(exc: UnexpectedToken) -> int | None:
 
 def _valid_condition(line: Conditional) -> bool:
     """What make can tell before expanding: ``ifeq`` needs arguments, ``ifdef`` one name."""
-    condition = line.condition
+    return _valid(line.source, line.condition, line.arguments)
+
+
+def _valid(text: str, condition: str, arguments: Span) -> bool:
     if condition in ("ifeq", "ifneq"):
-        return line.arguments.start < line.arguments.end
+        return arguments.start < arguments.end
     if condition in ("ifdef", "ifndef"):
-        literal = [w for w in line.words(line.arguments) if "$" not in line.text_of(w)]
+        literal = [w for w in iter_words(text, arguments.start, arguments.end) if "$" not in w.of(text)]
         return len(literal) < 2
     return True
 
@@ -210,13 +213,21 @@ _CHECKED = frozenset({"CONDITIONAL", "OTHER"})
 _Facts = tuple[str, bool, bool, int]
 
 
+def conditional_facts(text: str, token: tuple[str, int, int]) -> _Facts:
+    """What the :class:`Conditional` node of a ``CONDITIONAL`` token would say (see its properties)."""
+    keyword, inner, arguments = conditional_parts(text, token)
+    directive = keyword.of(text)
+    condition = inner.of(text) if inner is not None else "" if directive in ("else", "endif") else directive
+    return directive, _valid(text, condition, arguments), inner is None, keyword.start - token[1]
+
+
 def _check(text: str, path: str, children: list[Any], checked: list[int]) -> None:
     """Reject what GNU make rejects while reading: unbalanced conditionals, stray endef.
 
     ``checked`` are where the conditional and "other" lines outside define
     blocks start among ``children``, in order: the only lines it looks at. A
     conditional's facts depend on its token's text alone, so each distinct
-    text is built into a node once per file (``endif`` and ``else`` repeat).
+    text is read once per file (``endif`` and ``else`` repeat), without a node.
     """
     known: dict[str, _Facts] = {}
     open_ifs: list[tuple[int, bool]] = []  # (where the if's keyword is, whether a plain else was seen)
@@ -229,11 +240,7 @@ def _check(text: str, path: str, children: list[Any], checked: list[int]) -> Non
         written = text[start:end]
         facts = known.get(written)
         if facts is None:
-            line = line_at(text, children, index)
-            assert isinstance(line, Conditional)
-            facts = known[written] = (
-                line.directive, _valid_condition(line), line.condition_keyword is None, line.keyword.start - start,
-            )  # fmt: skip
+            facts = known[written] = conditional_facts(text, children[index])
         word, valid, plain, keyword = facts
         keyword += start
         if not valid:

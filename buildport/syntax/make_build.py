@@ -329,14 +329,20 @@ def _comment_of(tokens: list[Any]) -> Span | None:
 
 
 def _conditional(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
-    _, keyword, args = _directive_parts(text, tokens[0])
+    keyword, inner, args = conditional_parts(text, tokens[0])
+    return _Conditional(text, span, eol, keyword, inner, args, _comment_of(tokens))
+
+
+def conditional_parts(text: str, token: Tok) -> tuple[Span, Span | None, Span]:
+    """Keyword, condition keyword (``ifeq`` in ``else ifeq``) and arguments of a ``CONDITIONAL`` token."""
+    _, keyword, args = _directive_parts(text, token)
     inner = None
     if args.start < args.end and text.startswith("else", keyword.start) and keyword.end - keyword.start == 4:
         m = _WORD.match(text, args.start, args.end)
         if m is not None and m.group() in IF_KEYWORDS:
             inner = Span(m.start(), m.end())
             args = Span(skip_blanks(text, m.end(), args.end), args.end)
-    return _Conditional(text, span, eol, keyword, inner, args, _comment_of(tokens))
+    return keyword, inner, args
 
 
 def _include(text: str, span: Span, eol: Span, tokens: list[Any]) -> Line:
