@@ -137,17 +137,21 @@ def gather(tree: MakeFile, facts: MakeFacts) -> None:
 _COMMANDS = frozenset({RecipeLine, Define})
 
 
-#: Lines port_lines reads whatever their words: few, or what they say matters (nesting).
-_ALWAYS = frozenset({Conditional, Expansion, Define, Include, Directive})
+#: Lines port_lines reads whatever their words: few, and make code in any case.
+_ALWAYS = frozenset({Expansion, Define, Include, Directive})
 
 
 def port_lines(ctx: MakeContext) -> None:
     scan = Prescan(ctx.text, ctx.facts.compiler_vars)
     variables = ctx.tree.variables()
+    # the nesting depth matters only to a CUDA root's assignment
+    nesting = not skipping() or any(variable in ROOT_VARIABLES for _, variable, _ in variables.values())
 
     def may_change(cls: type[Line], start: int, end: int) -> bool:
         if cls is Assignment:  # its words, or its variable alone
             return scan.hot(start, end) or _by_name(ctx, variables[start][1])
+        if cls is Conditional:
+            return nesting or scan.hot(start, end)
         return cls in _ALWAYS or scan.hot(start, end)
 
     for line in ctx.tree.select(SELECTABLE, may_change):

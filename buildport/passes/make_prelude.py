@@ -44,7 +44,8 @@ def prelude_offset(tree: MakeFile) -> tuple[int, bool]:
     comment stays on top).
     """
     depth = 0
-    for line in tree.select(_NESTING_AND_ASSIGNMENTS):
+    roots = any(variable in ROOT_VARIABLES for _, variable, _ in tree.variables().values())
+    for line in tree.select(_NESTING_AND_ASSIGNMENTS) if roots else ():
         if isinstance(line, Conditional):
             depth += {"endif": -1, "else": 0}.get(line.directive, 1)
         elif depth == 0 and isinstance(line, Assignment) and line.variable in ROOT_VARIABLES:
