@@ -251,9 +251,14 @@ def variable_at(text: str, children: list[Any], first: int) -> tuple[str, Span]:
 
     The ``variable`` and ``value`` of the node :func:`line_at` would build, without building it.
     """
-    head = first + 2 if children[first][0] == "TARGETS" else first
-    _, name, op = _name_and_operator(text, children[head])
-    args, _ = _tail(children, head + 1)
+    after = first + 1
+    count = len(children)
+    while after < count and children[after][0] != "NEWLINE":
+        after += 1
+    tokens = children[first:after]  # the line's tokens
+    head = 2 if tokens[0][0] == "TARGETS" else 0
+    _, name, op = _name_and_operator(text, tokens[head])
+    args, _ = _tail(tokens, head + 1)
     return name.of(text), _stripped(text, args, op.end)
 
 
