@@ -79,6 +79,61 @@ def test_only_the_line_break_begins_with_a_newline_in_the_make_grammar() -> None
     assert make._tables(make.TAB).newline == "NEWLINE"
 
 
+# ---------------------------------------------------------------- lexers compiled when first met
+
+
+def test_every_state_of_the_make_grammar_is_read_by_the_fast_loop() -> None:
+    """Compiled all at once with checks: no lexer callbacks, no split or empty alternations."""
+    eager = tables(make._parser(make.TAB), eager=True)
+    lazy = make._tables(make.TAB)
+    assert eager.actions == lazy.actions and len(eager.lexers) == len(lazy.lexers)
+    for state, matcher in enumerate(eager.lexers):
+        assert (matcher is None) == (lazy.lexers[state] is None)
+        if matcher is not None:
+            assert matcher.__self__.pattern == lazy.lexer(state).__self__.pattern  # type: ignore[union-attr]
+
+
+#: A string terminal that a regex terminal of the same priority also matches: Lark gives the
+#: lexer a callback (the keyword wins over the word), which the fast loop does not copy.
+_KEYWORD_GRAMMAR = r"""
+start: (KW | WORD | SP)*
+KW: "if"
+WORD: /[a-z]+/
+SP: " "
+"""
+
+
+def test_a_grammar_with_lexer_callbacks_is_refused_eagerly_and_read_by_lark_lazily() -> None:
+    from lark import Lark
+
+    parser = Lark(_KEYWORD_GRAMMAR, parser="lalr", lexer="contextual")
+    with pytest.raises(ValueError, match="callbacks"):
+        tables(parser, fuse=False, eager=True)
+    assert scan("if x", tables(parser, fuse=False)) is None  # the caller then parses with Lark
+
+
+def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    grammar = make.grammar_text("make")
+    options = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
+    built = make._cached_lark(grammar, options)
+    files = list((tmp_path / "buildport" / "parsers").iterdir())
+    assert built is not None and [f.suffix for f in files] == [".lark"]  # no temporary file left
+    loaded = make._cached_lark(grammar, options)
+    assert loaded is not None and list((tmp_path / "buildport" / "parsers").iterdir()) == files
+    text = "all: a\n\tcc -o $@ $^\nifdef X\ny := 1\nendif\n"
+    assert scan(text, tables(loaded)) == scan(text, tables(built)) is not None
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", "0")
+    assert make._cached_lark(grammar, options) is None
+
+
+def test_an_unwritable_parser_cache_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    assert make._cached_lark(make.grammar_text("make"), {"parser": "lalr", "lexer": "contextual"}) is None
+
+
 # ---------------------------------------------------------------- fused = unfused
 
 

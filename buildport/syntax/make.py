@@ -26,6 +26,7 @@ separator" once expanded (:class:`Other`).
 from __future__ import annotations
 
 import gc
+import os
 import re
 from functools import lru_cache
 from typing import Any, cast
@@ -101,7 +102,48 @@ def _parser(prefix: str) -> Lark:
     if prefix != TAB:
         chars = "|".join(re.escape(c).replace("/", "\\/") if c != TAB else r"\x09" for c in prefix)
         grammar = grammar.replace(r"\x09", f"(?:{chars})")
-    return Lark(grammar, parser="lalr", lexer="contextual", transformer=_Lines(), maybe_placeholders=False)
+    options: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
+    return _cached_lark(grammar, options) or Lark(grammar, transformer=_Lines(), **options)
+
+
+def _cached_lark(grammar: str, options: dict[str, Any]) -> Lark | None:
+    """The parser built once per grammar and kept by Lark in the cache folder, or None if it cannot be.
+
+    Building the LALR tables takes most of a second; loading them back, a few
+    milliseconds. The file name holds a hash of the grammar, the options and the
+    versions of Lark and Python; Lark checks the same inside the file. A new file
+    is written under a temporary name and renamed, so a parallel run never
+    reads half of one. ``BUILDPORT_PARSER_CACHE=0`` turns this off.
+    """
+    if os.environ.get("BUILDPORT_PARSER_CACHE", "1") == "0":
+        return None
+    import hashlib
+    import sys
+    import tempfile
+
+    import lark
+
+    from buildport.cache import default_dir
+
+    key = hashlib.sha256(repr((grammar, sorted(options.items()), lark.__version__, sys.version)).encode())
+    folder = default_dir() / "parsers"
+    target = folder / f"make-{key.hexdigest()[:24]}.lark"
+    try:
+        if target.is_file():
+            return Lark(grammar, transformer=_Lines(), cache=str(target), **options)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".lark")
+        os.close(fd)
+        os.unlink(temp)  # Lark writes the file itself
+        try:
+            parser = Lark(grammar, transformer=_Lines(), cache=temp, **options)
+            os.replace(temp, target)
+        finally:
+            if os.path.exists(temp):
+                os.unlink(temp)
+        return parser
+    except OSError:
+        return None
 
 
 @lru_cache(maxsize=8)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from lark import Lark
+from lark.lexer import _create_unless
 from lark.parsers.lalr_analysis import Shift
 
 from buildport.syntax.make_first import can_begin_with
@@ -154,12 +155,16 @@ class Tables:
         return result
 
 
-def tables(parser: Lark, fuse: bool = True) -> Tables:
+def tables(parser: Lark, fuse: bool = True, eager: bool = False) -> Tables:
     """Take the action table and the per-state lexers out of a compiled parser.
 
     With ``fuse`` (and a grammar that allows it) a line break is read along
-    with the token before it. Raises ``ValueError`` when the parser uses a feature this loop does not
-    copy (lexer callbacks, a terminal set split over several regexes).
+    with the token before it. A state's lexer is compiled the first time a file
+    meets that state (most files meet few), unless ``eager``: then every one
+    is compiled now and a parser that uses a feature this loop does not copy
+    (lexer callbacks, a terminal set split over several regexes, an empty
+    token) raises ``ValueError``. Met lazily, such a state rejects every token,
+    so the caller falls back to Lark, which is right though slow.
     """
     frontend: Any = parser.parser
     table = frontend.parser.parser.parse_table
@@ -176,22 +181,31 @@ def tables(parser: Lark, fuse: bool = True) -> Tables:
                     raise ValueError(f"a {kind} must begin with one of {sorted(_OPENERS)}")
                 actions[state][name] = (str(arg.origin.name), len(arg.expansion), kind)
     newline = _line_break(parser) if fuse else None
+    suffix = None
+    if newline is not None:
+        pattern = next(t for t in parser.terminals if t.name == newline).pattern.to_regexp()
+        suffix = f"(?:(?=\\n)(?:{pattern}))?"
+    # Lark gives a lexer callbacks where a string terminal is also matched by a regex terminal of
+    # the same priority; if no pair of the whole grammar is such, no state's subset is either.
+    plain = not parser.lexer_conf.callbacks and not _create_unless(
+        list(parser.terminals), parser.lexer_conf.g_regex_flags, re, False)[1]
     lexers: list[Matcher | Callable[[], Matcher] | None] = [None] * count
-    compiled: dict[tuple[str, ...], _Lazy] = {}
+    shared: dict[tuple[str, ...], _Lazy] = {}
     for state, lexer in frontend.lexer.lexers.items():
-        scanner = lexer.scanner
-        if lexer.callback or len(scanner._mres) > 1 or any(m.match("") for m in scanner._mres):
-            raise ValueError("lexer callbacks, split terminal sets or empty tokens are not supported")
-        if not scanner._mres:
+        if not lexer.terminals:
             continue
-        if newline is None:
-            lexers[state] = scanner._mres[0].match
-            continue
-        key = tuple(t.name for t in scanner.terminals)
-        if key not in compiled:
-            compiled[key] = _Lazy(scanner.terminals, scanner.g_regex_flags, newline, parser)
-        lexers[state] = compiled[key]
+        key = tuple(t.name for t in lexer.terminals)  # Lark's order; the scanner is not built yet
+        if key not in shared:
+            shared[key] = _Lazy(lexer, suffix, plain)
+        lexers[state] = shared[key]
+        if eager:
+            lexers[state] = shared[key](strict=True)
     return Tables(actions, lexers, table.start_states["start"], table.end_states["start"], newline)
+
+
+def _reject_all(_text: str, _pos: int) -> None:
+    """The matcher of a state this loop cannot read: every token is rejected, so Lark reads the file."""
+    return None
 
 
 def _line_break(parser: Lark) -> str | None:
@@ -205,19 +219,38 @@ def _line_break(parser: Lark) -> str | None:
 
 
 class _Lazy:
-    """A state's alternation, compiled when first needed: in Lark's order, each alternative
-    followed by an optional line break. States that share a terminal set share one."""
+    """A state's alternation, compiled when first needed: the terminals in Lark's order, each
+    followed by an optional line break when fused. States that share a terminal set share one.
 
-    def __init__(self, terminals: list[Any], flags: int, newline: str, parser: Lark) -> None:
-        pattern = next(t for t in parser.terminals if t.name == newline).pattern.to_regexp()
-        suffix = f"(?:(?=\\n)(?:{pattern}))?"
-        self.pattern = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()}){suffix}" for t in terminals)
-        self.flags = flags
+    With ``plain`` (no lexer callbacks anywhere in the grammar, proved once for
+    all states by :func:`tables`) the alternation is compiled here alone;
+    otherwise Lark's own scanner for the state is built first to see whether
+    this loop can read it.
+    """
+
+    def __init__(self, lexer: Any, suffix: str | None, plain: bool) -> None:
+        self.lexer = lexer
+        self.suffix = suffix
+        self.plain = plain
         self.matcher: Matcher | None = None
 
-    def __call__(self) -> Matcher:
+    def __call__(self, strict: bool = False) -> Matcher:
         if self.matcher is None:
-            self.matcher = re.compile(self.pattern, self.flags).match
+            lexer = self.lexer
+            supported = True
+            if not self.plain:
+                scanner = lexer.scanner
+                supported = not lexer.callback and len(scanner._mres) == 1
+            if supported:
+                suffix = self.suffix or ""
+                pattern = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()}){suffix}" for t in lexer.terminals)
+                matcher = re.compile(pattern, lexer.g_regex_flags).match
+                supported = matcher("", 0) is None
+            if not supported:
+                if strict:
+                    raise ValueError("lexer callbacks, split terminal sets or empty tokens are not supported")
+                matcher = _reject_all
+            self.matcher = matcher
         return self.matcher
 
 
