@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from buildport.cache import Cache, finding_to_json, findings_from_json
-from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
-from buildport.prescan import may_have_residue
 from buildport.findings import Finding, Severity
+from buildport.result import Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
 from buildport.runner import discover, in_chunks, included_makefiles, is_cmake_file, is_make_file
@@ -125,7 +124,8 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     results; neither changes the report.
     """
     report = AuditReport()
-    for outcome in _audit_all(collect(list(paths), report.errors), jobs, cache):
+    contents: dict[str, bytes] = {}  # what discovery read, so that each file is read once
+    for outcome in _audit_all(collect(list(paths), report.errors, contents), jobs, cache, contents):
         if isinstance(outcome, str):
             report.errors.append(outcome)
             continue
@@ -138,7 +138,8 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     return report
 
 
-def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> list[FileAudit | None | str]:
+def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
+               contents: dict[str, bytes] | None = None) -> list[FileAudit | None | str]:
     """Each (path, kind) audited in order: cache hits here, the misses in :func:`in_chunks`."""
     out: list[FileAudit | None | str] = []
     tasks: list[tuple[str, str, str, str | None]] = []
@@ -146,7 +147,7 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> 
     key_of = {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
     for path, kind in items:
         try:
-            source = read_source(path)
+            source = read_source(path, contents.pop(path, None) if contents is not None else None)
         except InputError as exc:
             out.append(_error_text(exc, path))
             continue
@@ -156,6 +157,9 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None) -> 
                 out.append(None if kind == SOURCE else FileAudit(path, kind))
                 continue
             stored = cache.get(key)
+            if isinstance(stored, dict) and isinstance(stored.get("error"), str):
+                out.append(stored["error"])  # input the parser rejected: the text alone decides that
+                continue
             ok, hit = _from_json(stored) if stored is not None else (False, None)
             if ok:
                 out.append(hit)
@@ -184,6 +188,8 @@ def _audit_chunk(tasks: list[tuple[str, str, str, str | None]], cache: Cache | N
                 cache.put(key, _to_json(audited))  # "nothing" is a line of clean.txt (see _audit_all)
         except (InputError, ParseError) as exc:
             out.append(_error_text(exc, path))
+            if cache is not None and key is not None:
+                cache.put(key, {"error": out[-1]})
         except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
             out.append(f"{exc} (internal error: please report it with this file)")
     return out
@@ -234,17 +240,19 @@ def kind_of(name: str) -> str | None:
     return None
 
 
-def collect(paths: list[str], errors: list[str]) -> list[tuple[str, str]]:
+def collect(paths: list[str], errors: list[str], contents: dict[str, bytes] | None = None) -> list[tuple[str, str]]:
     """(path, kind) of every file to audit: files as given, directories walked, includes followed.
 
     A file given by name whose kind is unknown is skipped (a pre-commit hook passes
-    every staged file); a path that does not exist is an error.
+    every staged file); a path that does not exist is an error. ``contents`` keeps
+    the bytes discovery read (see :func:`buildport.runner.discover`).
     """
     found: list[tuple[str, str]] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found.extend((str(f), kind_of(f.name) or "") for f in discover(path, lambda n: kind_of(n) is not None))
+            below = discover(path, lambda n: kind_of(n) is not None, None, contents)
+            found.extend((str(f), kind_of(f.name) or "") for f in below)
         elif path.exists():
             kind = kind_of(path.name)
             if kind is not None:
@@ -254,13 +262,16 @@ def collect(paths: list[str], errors: list[str]) -> list[tuple[str, str]]:
     unique = dict(reversed(found))  # the first kind given for a path wins
     ordered = [(p, unique.pop(p)) for p, _ in found if p in unique]
     makefiles = [p for p, k in ordered if k == MAKE]
-    return ordered + [(p, MAKE) for p in included_makefiles(makefiles) if p not in dict(ordered)]
+    return ordered + [(p, MAKE) for p in included_makefiles(makefiles, contents) if p not in dict(ordered)]
 
 
 def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     """The findings of one file's text; None for a C/C++ file that does not use CUDA."""
     if kind == SOURCE:
         return FileAudit(path, kind, scan_source(text, path)) if is_cuda_source(path, text) else None
+    from buildport.engine import port_cmake, port_make  # not needed by a run the cache answers
+    from buildport.prescan import may_have_residue
+
     port = port_cmake if kind == CMAKE else port_make
     result = port(text, path, verify=False)
     audited = FileAudit(path, kind)

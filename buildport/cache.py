@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from buildport import __version__
 
 if TYPE_CHECKING:
-    from buildport.engine import Result
+    from buildport.result import Result
     from buildport.findings import Finding
 
 #: Bumped whenever the layout of an entry changes.
@@ -272,7 +272,7 @@ def result_to_json(result: Result) -> dict[str, Any]:
 
 def result_from_json(data: Any, original: str) -> Result | None:
     """The Result stored by :func:`result_to_json`, or None when the entry is malformed."""
-    from buildport.engine import Result
+    from buildport.result import Result
 
     try:
         text = original if data["text"] is None else str(data["text"])

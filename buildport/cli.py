@@ -93,11 +93,18 @@ _run_options = (
 
 
 def _open_cache(cache_dir: Path | None, no_cache: bool) -> Cache | None:
-    """The cache a command uses, or None with ``--no-cache``."""
+    """The cache a command uses, or None with ``--no-cache``.
+
+    The make parser's tables are kept in the same place (``parsers/`` inside it),
+    or nowhere with ``--no-cache``; the variable reaches worker processes too.
+    """
     if no_cache:
+        os.environ["BUILDPORT_PARSER_CACHE"] = "0"
         return None
     from buildport.cache import Cache, default_dir
 
+    if cache_dir is not None:
+        os.environ["BUILDPORT_PARSER_CACHE"] = str(cache_dir / "parsers")
     return Cache(cache_dir or default_dir())
 
 
@@ -132,33 +139,35 @@ def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, o
              jobs, _open_cache(cache_dir, no_cache))
 
 
-def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[str]) -> list[str]:
+def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[str],
+                 contents: dict[str, bytes] | None = None) -> list[str]:
     """:func:`buildport.runner.expand_paths`, imported when a command runs rather than at start-up."""
     from buildport.runner import expand_paths as expand
 
-    return expand(paths, wanted, skipped)
+    return expand(paths, wanted, skipped, contents)
 
 
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
              offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int = 1,
              cache: Cache | None = None) -> None:
-    from buildport.passes.base import Options
+    from buildport.options import Options
     from buildport.runner import included_makefiles, is_cmake_file, is_make_file, port_files
 
     if sum((in_place, show_diff, check)) > 1:
         raise click.UsageError("choose one of --in-place, --diff and --check")
     wanted = is_cmake_file if kind == "cmake" else is_make_file
     skipped: list[str] = []
-    files = expand_paths(list(paths), wanted, skipped)
+    contents: dict[str, bytes] = {}  # what discovery read, so that each file is read once
+    files = expand_paths(list(paths), wanted, skipped, contents)
     for note in skipped:
         click.echo(note, err=True)
     if kind == "make":
-        files += included_makefiles([f for f in files if f != "-"])
+        files += included_makefiles([f for f in files if f != "-"], contents)
     if not files:
         click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found", err=True)
         sys.exit(EXIT_ERROR)
     stdin = sys.stdin.buffer.read() if "-" in files else None
-    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache)
+    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents)
     sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose))
 
 

@@ -7,10 +7,8 @@ never silently written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from buildport.cmake_edit import Edits
-from buildport.findings import Finding, Severity
+from buildport.findings import Severity
 from buildport.passes.base import Context, Options, Pass, gather_facts
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
@@ -18,6 +16,7 @@ from buildport.passes.cmake_text import Flags, Names, Prelude
 from buildport.passes.make import MakeContext, MakeFacts, gather, port_lines, report_platform
 from buildport.passes.make_prelude import prelude, prelude_offset
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
+from buildport.result import Result, UnstableRewrite
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
@@ -37,25 +36,6 @@ CMAKE_PASSES: tuple[Pass, ...] = (
     Names(),
     Prelude(),
 )
-
-
-class UnstableRewrite(Exception):
-    """A second run over buildport's own output would change it again: a bug."""
-
-
-@dataclass(slots=True)
-class Result:
-    """The new text of one file and what was found in it."""
-
-    path: str
-    original: str
-    text: str
-    findings: list[Finding] = field(default_factory=list)
-    packages: set[str] = field(default_factory=set)
-
-    @property
-    def changed(self) -> bool:
-        return self.text != self.original
 
 
 def port_cmake(text: str, path: str = "<input>", options: Options | None = None, verify: bool = True) -> Result:

@@ -19,7 +19,7 @@ from typing import Callable
 
 from buildport.findings import Finding, Severity
 from buildport.hipify import HipifyResult, find_engine, run_engine
-from buildport.passes.base import Options
+from buildport.options import Options
 from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file, port_files
 from buildport.sourcescan import scan_source
 from buildport.sources import SourceSet, add_headers, cmake_sources, make_sources, unreferenced

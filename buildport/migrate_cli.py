@@ -19,7 +19,7 @@ from buildport.migrate import (
     MigrationError, Plan, apply, apply_renames, copy_tree, git_dirty, is_git_tree, make_plan, renames,
     write_reports,
 )
-from buildport.passes.base import Options
+from buildport.options import Options
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError

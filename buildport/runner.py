@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from buildport.cache import Cache, result_from_json, result_to_json
-from buildport.engine import Result, UnstableRewrite, port_cmake, port_make
 from buildport.findings import Finding
-from buildport.passes.base import Options
-from buildport.passes.make import MakeFacts, gather
-from buildport.syntax.make import parse_make
-from buildport.syntax.errors import ParseError
+from buildport.options import MakeFacts, Options
+from buildport.result import Result, UnstableRewrite
 from buildport.textio import InputError, SourceText, decode, read_source, write_atomic
+
+# The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
+# cache answers whole never needs them.
 
 
 def is_cmake_file(name: str) -> bool:
@@ -33,17 +33,23 @@ def is_make_file(name: str) -> bool:
     return name in MAKEFILE_NAMES or name.endswith(".mk")
 
 
-def is_build_tree(path: Path) -> bool:
-    return (path / "CMakeCache.txt").exists() or (path / "CMakeFiles").is_dir()
+def is_build_tree(path: str | os.PathLike[str]) -> bool:
+    folder = os.fspath(path)
+    return os.path.exists(os.path.join(folder, "CMakeCache.txt")) or os.path.isdir(os.path.join(folder, "CMakeFiles"))
 
 
-def discover(root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None) -> Iterator[Path]:
+def discover(
+    root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
+    contents: dict[str, bytes] | None = None,
+) -> Iterator[Path]:
     """Build files below ``root`` in a stable order (a folder's files by name, then its folders by name).
 
     A file link that leaves ``root`` is never yielded (so never written through),
     nor is a binary file; each gets a message in ``skipped``. A link inside the
     root comes after the real files, and only if its target was not yielded, so
-    that no file is ported twice. Directory links are not followed.
+    that no file is ported twice. Directory links are not followed. Each file is
+    read to see whether it is binary; with ``contents`` the bytes read are kept
+    there under ``str(path)``, so that porting does not read the file again.
     """
     real_root = root.resolve()
     yielded: list[tuple[str, list[str]]] = []  # (folder, names of the real files yielded from it)
@@ -61,13 +67,13 @@ def discover(root: Path, wanted: Callable[[str], bool], skipped: list[str] | Non
         subfolders: list[str] = []
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
-                if not entry.name.startswith(".") and not is_build_tree(Path(entry.path)):
+                if not entry.name.startswith(".") and not is_build_tree(entry.path):
                     subfolders.append(entry.path)
                 continue
             if not wanted(entry.name):
                 continue
             path = here / entry.name
-            reason = _skip_reason(path, real_root, entry.is_symlink())
+            reason = _skip_reason(path, real_root, entry.is_symlink(), contents)
             if reason:
                 if skipped is not None:
                     skipped.append(f"{path}: skipped: {reason}")
@@ -88,20 +94,27 @@ def discover(root: Path, wanted: Callable[[str], bool], skipped: list[str] | Non
                 yield link
 
 
-def _skip_reason(path: Path, real_root: Path, is_link: bool) -> str:
+def _skip_reason(path: Path, real_root: Path, is_link: bool, contents: dict[str, bytes] | None = None) -> str:
     """Why a discovered file must be left alone, or ``""``."""
     if is_link and not _inside(path.resolve(), real_root):
         return f"symbolic link to {path.resolve()}, outside {real_root}"
     try:
         with open(path, "rb") as handle:
-            binary = b"\x00" in handle.read()
+            data = handle.read()
     except OSError:
         return ""  # reading it again reports the error
-    return "binary file (contains NUL bytes)" if binary else ""
+    if b"\x00" in data:
+        return "binary file (contains NUL bytes)"
+    if contents is not None:
+        contents[str(path)] = data
+    return ""
 
 
-def included_makefiles(files: list[str]) -> list[str]:
-    """Files that discovered Makefiles ``include`` by a literal relative name (make.config...)."""
+def included_makefiles(files: list[str], contents: dict[str, bytes] | None = None) -> list[str]:
+    """Files that discovered Makefiles ``include`` by a literal relative name (make.config...).
+
+    ``contents`` holds bytes already read (see :func:`discover`); the other files are read here.
+    """
     import re
 
     seen = set(files)
@@ -109,10 +122,16 @@ def included_makefiles(files: list[str]) -> list[str]:
     pattern = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^$#\n]+?)[ \t]*(?:#.*)?$", re.M)
     for name in files:
         path = Path(name)
+        data = contents.get(name) if contents is not None else None
         try:
-            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+            if data is None:
+                with open(path, "rb") as handle:
+                    data = handle.read()
         except OSError:
             continue
+        if b"include" not in data:
+            continue
+        text = data.decode("utf-8", "surrogateescape")
         for m in pattern.finditer(text):
             for word in m.group(1).split():
                 target = (path.parent / word)
@@ -161,13 +180,17 @@ class Run:
         return [o for o in self.outcomes if o.result is not None and o.result.changed]
 
 
-def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None) -> list[str]:
-    """Files as given, directories expanded (see :func:`discover`), ``-`` kept for standard input."""
+def expand_paths(
+    paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None,
+    contents: dict[str, bytes] | None = None,
+) -> list[str]:
+    """Files as given, directories expanded (see :func:`discover`, which fills ``contents``),
+    ``-`` kept for standard input."""
     out: list[str] = []
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir() and not wanted(path.name):
-            out.extend(str(f) for f in discover(path, wanted, skipped))
+            out.extend(str(f) for f in discover(path, wanted, skipped, contents))
         else:
             out.append(p)
     return out
@@ -175,18 +198,20 @@ def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[
 
 def port_files(
     paths: list[str], options: Options, stdin: bytes | None = None, kind: str = "cmake",
-    jobs: int = 1, cache: Cache | None = None,
+    jobs: int = 1, cache: Cache | None = None, contents: dict[str, bytes] | None = None,
 ) -> Run:
     """Port every file; for CMake, the ROCm packages any file links are found where CUDA is.
 
     With ``jobs`` > 1 the files are ported in a pool of processes; the outcomes
     are the same, in the same order, as with ``jobs`` = 1 (which stays in this
     process). ``cache`` holds results from earlier runs; a hit is what the
-    computation would return.
+    computation would return. ``contents`` holds bytes already read (see
+    :func:`discover`); they are used, and dropped, instead of reading again.
     """
     run = Run()
     paths = _unique(paths)
-    sources = [_load(path, stdin) for path in paths]
+    contents = contents if contents is not None else {}
+    sources = [_load(path, stdin, contents.pop(path, None)) for path in paths]
     facts = _make_facts(paths, sources, cache) if kind == "make" else None
     run.outcomes = _port_all(sources, options, kind, facts, jobs, cache)
     if kind != "cmake":
@@ -197,22 +222,24 @@ def port_files(
             packages |= o.result.packages
     if len(run.outcomes) > 1 and packages:
         wider = Options(options.offload_arch, tuple(sorted(packages)))
-        # the wider list reaches only find_package(CUDA/CUDAToolkit) rewrites, each reported
+        # the wider list reaches only find_package(CUDA/CUDAToolkit) rewrites, each reported, and
+        # changes nothing in a file that links every one of those packages itself
         again = [i for i, o in enumerate(run.outcomes)
-                 if o.result is not None and any(f.rule == "cmake-find-package" for f in o.result.findings)]
+                 if o.result is not None and not packages <= o.result.packages | {"hip", ""}
+                 and any(f.rule == "cmake-find-package" for f in o.result.findings)]
         redone = _port_all([run.outcomes[i] for i in again], wider, kind, None, jobs, cache)
         for i, outcome in zip(again, redone):
             run.outcomes[i] = outcome
     return run
 
 
-def _load(path: str, stdin: bytes | None) -> FileOutcome:
-    """The file read and decoded (``source`` set), or its read error."""
+def _load(path: str, stdin: bytes | None, data: bytes | None = None) -> FileOutcome:
+    """The file read (or ``data``, its bytes read before) and decoded (``source`` set), or its read error."""
     try:
         if path == "-":
             source = SourceText("<stdin>", decode(stdin or b"", "<stdin>"), "")
         else:
-            source = read_source(path)
+            source = read_source(path, data)
     except InputError as exc:
         return FileOutcome(path, error=str(exc))
     return FileOutcome(path, source=source)
@@ -238,6 +265,9 @@ def _port_all(
                 out.append(FileOutcome(item.path, Result(source.path, source.text, source.text), source))
                 continue
             stored = cache.get(keys[i])
+            if isinstance(stored, dict) and isinstance(stored.get("error"), str):
+                out.append(FileOutcome(item.path, error=stored["error"]))  # input the parser rejected
+                continue
             result = result_from_json(stored, source.text) if stored is not None else None
             if result is not None:
                 out.append(FileOutcome(item.path, result, source))
@@ -306,6 +336,8 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
         outcome = _port_one(path, source, options, kind, facts)
         if cache is not None and key is not None and outcome.result is not None and not _nothing(outcome.result):
             cache.put(key, result_to_json(outcome.result))  # "nothing" is a line of clean.txt (see _port_all)
+        elif cache is not None and key is not None and outcome.error and outcome.exception is None:
+            cache.put(key, {"error": outcome.error})  # a parse error depends on the text alone, too
         if outcome.exception is not None and not _picklable(outcome.exception):
             outcome.exception = RuntimeError(f"{type(outcome.exception).__name__}: {outcome.exception}")
         out.append(outcome)
@@ -354,6 +386,10 @@ def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None
         if isinstance(stored, list) and len(stored) == 4:
             compilers, archs, flags, host_links = stored
             return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links))
+    from buildport.passes.make import gather
+    from buildport.syntax.errors import ParseError
+    from buildport.syntax.make import parse_make
+
     facts = MakeFacts()
     for path, item in zip(paths, loaded):
         if path == "-" or item.source is None:
@@ -370,6 +406,9 @@ def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None
 
 def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmake",
               facts: MakeFacts | None = None) -> FileOutcome:
+    from buildport.engine import port_cmake, port_make
+    from buildport.syntax.errors import ParseError
+
     try:
         if kind == "cmake":
             result = port_cmake(source.text, source.path, options)

@@ -76,9 +76,11 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_source(path: str | os.PathLike[str]) -> SourceText:
-    """Read ``path`` as text; :class:`InputError` when that is impossible."""
+def read_source(path: str | os.PathLike[str], data: bytes | None = None) -> SourceText:
+    """Read ``path`` as text (or decode ``data``, its bytes read before); :class:`InputError` when that is impossible."""
     name = os.fspath(path)
+    if data is not None:
+        return SourceText(name, decode(data, name), digest(data))
     try:
         with open(name, "rb") as handle:
             data = handle.read()

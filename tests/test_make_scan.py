@@ -114,6 +114,7 @@ def test_a_grammar_with_lexer_callbacks_is_refused_eagerly_and_read_by_lark_lazi
 
 def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("BUILDPORT_PARSER_CACHE", raising=False)
     grammar = make.grammar_text("make")
     options = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
     built = make._cached_lark(grammar, options)
@@ -125,12 +126,15 @@ def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeyp
     assert scan(text, tables(loaded)) == scan(text, tables(built)) is not None
     monkeypatch.setenv("BUILDPORT_PARSER_CACHE", "0")
     assert make._cached_lark(grammar, options) is None
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path / "elsewhere"))
+    assert make._cached_lark(grammar, options) is not None and (tmp_path / "elsewhere").is_dir()
 
 
 def test_an_unwritable_parser_cache_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    monkeypatch.delenv("BUILDPORT_PARSER_CACHE", raising=False)
     assert make._cached_lark(make.grammar_text("make"), {"parser": "lalr", "lexer": "contextual"}) is None
 
 

@@ -210,6 +210,21 @@ def test_version_imports_no_engine() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("command", [["cmake", "--check"], ["make", "--check"], ["audit"]])
+def test_a_run_the_cache_answers_whole_loads_no_parser(command: list[str], tree: Path, tmp_path: Path) -> None:
+    """Results, parse errors (the tree has a broken CMake file and Makefile) and make facts all come
+    from the cache on a second run: neither the engine nor Lark is imported."""
+    args = [*command, "--cache-dir", str(tmp_path / "c"), "."]
+    first = run(*args, cwd=tree, cache_home=tmp_path)
+    assert b"broken" in first[1], "the tree's broken files are reported"
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "buildport", *args], capture_output=True,
+                          cwd=tree, env=env, timeout=300)  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+    assert not imported & {"buildport.engine", "lark", "buildport.syntax.cmake", "buildport.syntax.make"}
+    assert done.returncode == first[2]
+
+
 def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
     done = subprocess.run([sys.executable, str(SCALING), "--files", "4", "--reps", "1", "--startup-reps", "1"],
                           capture_output=True, text=True, check=True, timeout=600)  # fmt: skip
@@ -234,3 +249,31 @@ def test_in_chunks_keeps_the_order_and_uses_workers() -> None:
     small = in_chunks(_pids, items[: MIN_ITEMS_PER_WORKER * 2 - 1], 2, 0)
     assert {pid for _, pid in small} == {os.getpid()}  # too few to repay a pool
     assert {pid for _, pid in in_chunks(_pids, items, 1, 0)} == {os.getpid()}
+
+
+def test_packages_of_the_run_reach_every_find_package_as_if_each_were_ported_again(tmp_path: Path) -> None:
+    """A file whose own links already cover the run's packages is not ported a second time; the
+    outcome equals porting every find_package(CUDAToolkit) file again with the run's packages."""
+    from buildport.engine import port_cmake
+    from buildport.passes.base import Options
+    from buildport.runner import port_files
+
+    files = {
+        "top/CMakeLists.txt": "find_package(CUDAToolkit REQUIRED)\nadd_subdirectory(a)\n",
+        "a/CMakeLists.txt": "add_library(a a.cu)\ntarget_link_libraries(a CUDA::cublas CUDA::curand)\n",
+        "b/CMakeLists.txt": "find_package(CUDAToolkit)\nadd_library(b b.cu)\n"
+                            "target_link_libraries(b CUDA::curand CUDA::cublas)\n",
+        "c/CMakeLists.txt": "find_package(CUDAToolkit)\nadd_library(c c.cu)\ntarget_link_libraries(c CUDA::cufft)\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    paths = [str(tmp_path / name) for name in files]
+    run = port_files(paths, Options())
+    wider = Options(extra_packages=("hipblas", "hipfft", "hiprand"))
+    for path, outcome in zip(paths, run.outcomes):
+        text = Path(path).read_text()
+        expected = port_cmake(text, path, wider if "find_package" in text else Options())
+        assert outcome.result is not None and outcome.result.text == expected.text, path
+        assert outcome.result.findings == expected.findings
+    assert "find_package(hipfft REQUIRED)" in run.outcomes[2].result.text  # type: ignore[union-attr]

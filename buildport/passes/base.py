@@ -13,19 +13,10 @@ from typing import Protocol
 from buildport.cmake_args import value_of
 from buildport.cmake_edit import Edits
 from buildport.findings import Finding, Severity
+from buildport.options import Options
 from buildport.prescan import may_need_cmake_port
-from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.rules.cmake import CUDA_SUFFIXES, TARGET_COMMANDS, TARGET_KEYWORDS
 from buildport.syntax.cmake import CMakeFile, Command, Leaf
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """What the user chose; the same for every file of a run."""
-
-    offload_arch: tuple[str, ...] = DEFAULT_OFFLOAD_ARCH
-    #: ROCm packages other files of the same run link (added where CUDA is found).
-    extra_packages: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
 from buildport.rules.arch import CACHE_HELP
 from buildport.rules.cmake import HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
-from buildport.rules.libraries import BY_LINK_NAME, LIBRARIES
+from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, Leaf
 
 #: find_package() names that pull in CUDA, and which library each stands for ("" = the toolkit).

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from buildport.findings import Finding, Severity
+from buildport.options import MakeFacts
 from buildport.nvcc import is_nvcc_only, translate
 from buildport.passes.make_prescan import Prescan, skipping
 from buildport.rules.libraries import BY_LINK_NAME
@@ -45,16 +46,6 @@ _EVAL_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\+=|:=|\?=|=)\s*(.*?
 _REF = re.compile(r"^\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]$")
 _REFS = re.compile(r"\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 _HIP_ARCH = "$(HIP_ARCH_FLAGS)"
-
-
-@dataclass(slots=True)
-class MakeFacts:
-    """What the Makefiles of one run say about each other (a variable set in common.mk, used elsewhere)."""
-
-    compiler_vars: set[str] = field(default_factory=lambda: {"NVCC"})
-    arch_vars: set[str] = field(default_factory=set)
-    flag_vars: set[str] = field(default_factory=set)
-    host_links: bool = False
 
 
 @dataclass(slots=True)

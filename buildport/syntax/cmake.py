@@ -21,7 +21,7 @@ import itertools
 import re
 import sys
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterator, TypeVar, Union
 

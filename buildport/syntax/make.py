@@ -29,6 +29,7 @@ import gc
 import os
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, cast
 
 from lark import Lark, Token, Transformer
@@ -113,9 +114,12 @@ def _cached_lark(grammar: str, options: dict[str, Any]) -> Lark | None:
     milliseconds. The file name holds a hash of the grammar, the options and the
     versions of Lark and Python; Lark checks the same inside the file. A new file
     is written under a temporary name and renamed, so a parallel run never
-    reads half of one. ``BUILDPORT_PARSER_CACHE=0`` turns this off.
+    reads half of one. The folder is ``parsers/`` in the result cache's default
+    folder, or ``$BUILDPORT_PARSER_CACHE``; ``BUILDPORT_PARSER_CACHE=0`` turns
+    this off (the command line sets it from ``--cache-dir`` and ``--no-cache``).
     """
-    if os.environ.get("BUILDPORT_PARSER_CACHE", "1") == "0":
+    setting = os.environ.get("BUILDPORT_PARSER_CACHE", "")
+    if setting == "0":
         return None
     import hashlib
     import sys
@@ -126,7 +130,7 @@ def _cached_lark(grammar: str, options: dict[str, Any]) -> Lark | None:
     from buildport.cache import default_dir
 
     key = hashlib.sha256(repr((grammar, sorted(options.items()), lark.__version__, sys.version)).encode())
-    folder = default_dir() / "parsers"
+    folder = Path(setting) if setting else default_dir() / "parsers"
     target = folder / f"make-{key.hexdigest()[:24]}.lark"
     try:
         if target.is_file():

@@ -1,0 +1,26 @@
+"""What a run chose: the same for every file of it (part of each cached result's key)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the user chose; the same for every file of a run."""
+
+    offload_arch: tuple[str, ...] = DEFAULT_OFFLOAD_ARCH
+    #: ROCm packages other files of the same run link (added where CUDA is found).
+    extra_packages: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class MakeFacts:
+    """What the Makefiles of one run say about each other (a variable set in common.mk, used elsewhere)."""
+
+    compiler_vars: set[str] = field(default_factory=lambda: {"NVCC"})
+    arch_vars: set[str] = field(default_factory=set)
+    flag_vars: set[str] = field(default_factory=set)
+    host_links: bool = False
