@@ -9,11 +9,12 @@ argument also removes the whitespace that separated it, or its whole line.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Union
 
-from buildport.syntax.cmake import ARGUMENTS, CMakeFile, Command, Leaf, parse_cmake
+from buildport.syntax.cmake import ARGUMENTS, CMakeFile, Command, Leaf, parse_cmake, trivia_leaves
 
 Text = Union[str, Callable[[], str]]
 
@@ -76,19 +77,13 @@ class Edits:
     def render(self) -> str:
         tree = self.tree
         touched = self._touched()
-        leaves: list[Leaf] = []
-        for item in tree.items:  # an untouched command stays one piece of text: its leaves are not needed
-            if isinstance(item, Leaf):
-                leaves.append(item)
-            elif item.start in touched:
-                leaves.extend(item.iter_leaves())
-            else:
-                leaves.append(Leaf("COMMAND", str(item), item.start))
+        leaves = _pieces(tree, touched)
         out: list[str] = [leaf.value for leaf in leaves]
         index = {leaf.start: i for i, leaf in enumerate(leaves)}
         newline = _newline_style(tree.text)
         for start, text in self.replaced.items():
             out[index[start]] = text
+        removed = sorted(start for start, text in self.replaced.items() if not text)
         for command in tree.commands():
             if command.start not in touched:
                 continue
@@ -108,7 +103,7 @@ class Edits:
                 out[first] = _resolve(self.rewritten[command.start], newline, indent)
                 for i in range(first + 1, last + 1):
                     out[i] = ""
-            else:
+            elif _removes_in(removed, command):
                 _tidy_removed_arguments(leaves, out, first, last, self.replaced)
                 _drop_emptied_lines(leaves, out, first, last, self.replaced)
             if command.start in self.before:
@@ -134,12 +129,64 @@ class Edits:
         return touched
 
 
+def _removes_in(removed: list[int], command: Command) -> bool:
+    """Is an argument of ``command`` removed? (``removed``: the sorted starts of removed leaves.)"""
+    i = bisect_left(removed, command.start)
+    return i < len(removed) and removed[i] < command.end
+
+
+def _pieces(tree: CMakeFile, touched: set[int]) -> list[Leaf]:
+    """The file as leaves where an edit may reach, and as whole pieces of text elsewhere.
+
+    A touched command is split into its leaves, and so is the trivia on either
+    side of it (its indentation, a trailing comment, the line it may take with
+    it); an untouched command is one ``COMMAND`` piece, trivia between two
+    untouched commands one ``TRIVIA`` piece.
+    """
+    cuts = tree.cut_points()
+    if cuts is None:  # a tree built leaf by leaf
+        leaves: list[Leaf] = []
+        for item in tree.items:
+            if isinstance(item, Leaf):
+                leaves.append(item)
+            elif item.start in touched:
+                leaves.extend(item.iter_leaves())
+            else:
+                leaves.append(Leaf("COMMAND", str(item), item.start))
+        return leaves
+    text = tree.text
+    commands = tree.commands()
+    hot = [c.start in touched for c in commands]
+    leaves = [Leaf("BOM", "\ufeff", 0)] if cuts[1] else []
+    last = len(cuts) - 2
+    for i in range(1, last + 1):
+        start, end = cuts[i], cuts[i + 1]
+        if i % 2 == 0:  # command (i - 2) // 2
+            command = commands[(i - 2) // 2]
+            if hot[(i - 2) // 2]:
+                leaves.extend(command.iter_leaves())
+            else:
+                leaves.append(Leaf("COMMAND", text[start:end], start))
+        elif start < end:  # trivia between command (i - 3) // 2 and command (i - 1) // 2
+            if (i >= 3 and hot[(i - 3) // 2]) or (i + 1 <= last and hot[(i - 1) // 2]):
+                leaves.extend(trivia_leaves(text, start, end))
+            else:
+                leaves.append(Leaf("TRIVIA", text[start:end], start))
+    return leaves
+
+
 def _resolve(text: Text, newline: str, indent: str) -> str:
     """New text: parsed (a template that is not CMake is a bug), in the file's newline style."""
     line = text() if callable(text) else text
     if line:
-        parse_cmake(line)
+        _check_template(line)
     return line.replace("\n", newline + indent)
+
+
+@lru_cache(maxsize=4096)
+def _check_template(line: str) -> None:
+    """Raise :class:`ParseError` if ``line`` is not CMake (the same lines recur from file to file)."""
+    parse_cmake(line)
 
 
 def _newline_style(text: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from buildport.cmake_edit import Edits
 from buildport.findings import Severity
-from buildport.passes.base import Context, Options, Pass, gather_facts
+from buildport.passes.base import Context, Options, Pass, gather_file_facts, gather_target_facts
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
@@ -45,7 +45,7 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     if not may_need_cmake_port(text):
         return Result(path, text, text)  # no rule can fire: parsed only, to reject bad input
     ctx = Context(path, tree, options, Edits(tree))
-    gather_facts(ctx)
+    gather_file_facts(ctx)
     if ctx.facts.has_hip_already is not None or ctx.facts.language_variable is not None:
         at = ctx.facts.has_hip_already or ctx.facts.language_variable
         assert at is not None
@@ -55,6 +55,7 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
                    "this file already supports HIP or picks its GPU language through a variable; left unchanged",
                    "review its CUDA branch by hand")
         return Result(path, text, text, ctx.findings)
+    gather_target_facts(ctx)
     for rewrite in CMAKE_PASSES:
         rewrite.run(ctx)
     new = ctx.edits.render() if not ctx.edits.empty else text

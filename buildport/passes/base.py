@@ -159,6 +159,12 @@ _FACT_COMMANDS = frozenset({"set", "list", "file", "project", "enable_language",
 
 def gather_facts(ctx: Context) -> None:
     """Read the file once: variables, targets and their CUDA sources, HIP already there."""
+    gather_file_facts(ctx)
+    gather_target_facts(ctx)
+
+
+def gather_file_facts(ctx: Context) -> None:
+    """Variables, globs, HIP already there: what decides whether the file is ported at all."""
     facts = ctx.facts
     for command in ctx.commands():
         name = command.identifier
@@ -180,6 +186,11 @@ def gather_facts(ctx: Context) -> None:
             at = values.index("LANGUAGE")
             if at + 1 < len(values) and values[at + 1] == "HIP":
                 facts.hip_sources.update(v for v in values[: values.index("PROPERTIES")] if "PROPERTIES" in values)
+
+
+def gather_target_facts(ctx: Context) -> None:
+    """Targets: their kinds, and which have CUDA sources (read after :func:`gather_file_facts`)."""
+    facts = ctx.facts
     for command in ctx.commands():
         if command.identifier in TARGET_COMMANDS:
             args = command.arguments()

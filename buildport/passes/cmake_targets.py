@@ -131,6 +131,8 @@ class Libraries:
         text = ctx.edits.text_of(arg)
         if arg.type == "BRACKET_ARG":
             return  # literal text
+        if "::" not in text and "${" not in text and "-l" not in text:
+            return  # what each of the three rewrites below needs to match
 
         def target(m: re.Match[str]) -> str:
             lib = BY_TARGET.get(m.group(0).lower())

@@ -139,7 +139,11 @@ class Command:
 
     def _load(self) -> tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf]:
         if self._parts is None:
-            self._parts = _without_gc(_scan_command, self._text, self._start, self._end)
+            *parts, arguments = _without_gc(_scan_command, self._text, self._start, self._end)
+            self._parts = tuple(parts)  # type: ignore[assignment]
+            if self._arguments is None:
+                self._arguments = arguments
+        assert self._parts is not None
         return self._parts
 
     @property
@@ -198,8 +202,11 @@ class Command:
         instead), and every pass asks. Callers must not change the list.
         """
         if self._arguments is None:
-            self._arguments = [t for t in self.iter_leaves() if t.type in ARGUMENTS]
-        return self._arguments
+            if self._parts is None:
+                self._load()  # the scan collects them
+            else:
+                self._arguments = [t for t in self.iter_leaves() if t.type in ARGUMENTS]
+        return self._arguments  # type: ignore[return-value]
 
     def __str__(self) -> str:
         if self._parts is None:
@@ -248,7 +255,7 @@ class CMakeFile:
     @property
     def items(self) -> list[Union[Leaf, Command]]:
         if self._items is None:
-            self._items = _without_gc(_build_items, self.text, self._spans)
+            self._items = _without_gc(_build_items, self.text, self._spans, self._commands)
         return self._items
 
     def __str__(self) -> str:
@@ -277,8 +284,16 @@ class CMakeFile:
     def commands(self) -> list[Command]:
         """The top-level commands in order (computed once; callers must not change the list)."""
         if self._commands is None:
-            self._commands = [item for item in self.items if isinstance(item, Command)]
+            if self._items is None:  # straight from the cut points: no trivia leaves are built
+                text, cuts = self.text, self._spans
+                self._commands = [Command.lazy(text, cuts[i], cuts[i + 1]) for i in range(2, len(cuts) - 1, 2)]
+            else:
+                self._commands = [item for item in self._items if isinstance(item, Command)]
         return self._commands
+
+    def cut_points(self) -> list[int] | None:
+        """Where the recognizer cut the file (see :meth:`lazy`), or None for a tree built leaf by leaf."""
+        return self._spans if self._spans else None
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset; ``\\r\\n``, ``\\n`` and ``\\r`` end lines."""
@@ -577,25 +592,37 @@ def _deep_command_end(text: str, pos: int) -> int | None:
     return None
 
 
-def _build_items(text: str, cuts: list[int]) -> list[Union[Leaf, Command]]:
-    """The top-level items of a recognized file: trivia leaves and lazy commands."""
+def _build_items(text: str, cuts: list[int], commands: list[Command] | None = None) -> list[Union[Leaf, Command]]:
+    """The top-level items of a recognized file: trivia leaves and lazy commands (``commands``,
+    when :meth:`CMakeFile.commands` made them first)."""
     top, _ = _scanners()
     items: list[Union[Leaf, Command]] = []
     append = items.append
     if cuts[1]:
         append(Leaf("BOM", "\ufeff", 0))
+    made = iter(commands) if commands is not None else None
     for i in range(1, len(cuts) - 1):
         start, end = cuts[i], cuts[i + 1]
         if i % 2 == 0:
-            append(Command.lazy(text, start, end))
+            append(next(made) if made is not None else Command.lazy(text, start, end))
         else:  # trivia only, already checked
             for m in top.finditer(text, start, end):
                 append(Leaf(m.lastgroup, m.group(), m.start()))  # type: ignore[arg-type]
     return items
 
 
-def _scan_command(text: str, start: int, end: int) -> tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf]:
-    """The leaves of a command that the recognizer found at ``text[start:end]``."""
+def trivia_leaves(text: str, start: int, end: int) -> list[Leaf]:
+    """The leaves of ``text[start:end]``, which the recognizer found to be trivia between commands."""
+    if end - start == 1 and text[start] == "\n":  # the usual gap: one line break
+        return [Leaf("NEWLINE", "\n", start)]
+    top, _ = _scanners()
+    return [Leaf(m.lastgroup, m.group(), m.start()) for m in top.finditer(text, start, end)]  # type: ignore[arg-type]
+
+
+def _scan_command(
+    text: str, start: int, end: int
+) -> tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf, list[Leaf]]:
+    """The leaves of a command that the recognizer found at ``text[start:end]``, and its arguments in order."""
     top, inner = _scanners()
     m = top.match(text, start)
     assert m is not None and m.lastgroup == "IDENT"
@@ -608,6 +635,7 @@ def _scan_command(text: str, start: int, end: int) -> tuple[Leaf, Leaf | None, L
     stack: list[tuple[Leaf, list[Item]]] = [(Leaf("LPAR", "(", pos), [])]
     items = stack[0][1]
     add = items.append
+    arguments: list[Leaf] = []
     # The recognizer accepted this span, so the tokens are contiguous and end with ')'.
     for m in inner.finditer(text, pos + 1, end):
         kind = m.lastgroup
@@ -618,11 +646,14 @@ def _scan_command(text: str, start: int, end: int) -> tuple[Leaf, Leaf | None, L
             lpar, inside = stack.pop()
             rpar = Leaf("RPAR", ")", m.start())
             if not stack:
-                return name, space, lpar, inside, rpar
+                return name, space, lpar, inside, rpar, arguments
             add = stack[-1][1].append
             add(ParenGroup(lpar, inside, rpar))
         else:
-            add(Leaf(kind, m.group(), m.start()))  # type: ignore[arg-type]
+            leaf = Leaf(kind, m.group(), m.start())  # type: ignore[arg-type]
+            add(leaf)
+            if kind in ARGUMENTS:
+                arguments.append(leaf)
     raise AssertionError("a recognized command ends with ')'")
 
 
