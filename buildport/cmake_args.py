@@ -7,6 +7,7 @@ lazily, only for the arguments a pass looks at.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Callable, Iterator
 
 from buildport.nvcc import Translation, translate
@@ -46,6 +47,8 @@ def refs(text: str) -> Iterator[tuple[str, str, int]]:
 def word_spans(content: str, separators: str) -> list[tuple[int, int]]:
     """Spans of the words of ``content``, split at any of ``separators`` outside ``$<...>``
     and outside ``${...}``; a backslash escapes the next character."""
+    if "\\" not in content and "$" not in content:  # nothing nests or escapes: plain runs of non-separators
+        return [m.span() for m in _plain_words(separators).finditer(content)]
     spans: list[tuple[int, int]] = []
     depth = 0
     start = -1
@@ -78,6 +81,11 @@ def word_spans(content: str, separators: str) -> list[tuple[int, int]]:
     if start >= 0:
         spans.append((start, n))
     return spans
+
+
+@lru_cache(maxsize=16)
+def _plain_words(separators: str) -> re.Pattern[str]:
+    return re.compile(f"[^{re.escape(separators)}]+")
 
 
 def split_genex(word: str) -> tuple[str, str, str] | None:

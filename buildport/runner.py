@@ -208,12 +208,20 @@ def port_files(
     computation would return. ``contents`` holds bytes already read (see
     :func:`discover`); they are used, and dropped, instead of reading again.
     """
+    with Workers(jobs) as workers:
+        return _port_files(paths, options, stdin, kind, workers, cache, contents)
+
+
+def _port_files(
+    paths: list[str], options: Options, stdin: bytes | None, kind: str, workers: Workers, cache: Cache | None,
+    contents: dict[str, bytes] | None,
+) -> Run:
     run = Run()
     paths = _unique(paths)
     contents = contents if contents is not None else {}
     sources = [_load(path, stdin, contents.pop(path, None)) for path in paths]
-    facts = _make_facts(paths, sources, cache) if kind == "make" else None
-    run.outcomes = _port_all(sources, options, kind, facts, jobs, cache)
+    facts = _make_facts(paths, sources, cache, workers) if kind == "make" else None
+    run.outcomes = _port_all(sources, options, kind, facts, workers, cache)
     if kind != "cmake":
         return run
     packages: set[str] = set()
@@ -227,7 +235,7 @@ def port_files(
         again = [i for i, o in enumerate(run.outcomes)
                  if o.result is not None and not packages <= o.result.packages | {"hip", ""}
                  and any(f.rule == "cmake-find-package" for f in o.result.findings)]
-        redone = _port_all([run.outcomes[i] for i in again], wider, kind, None, jobs, cache)
+        redone = _port_all([run.outcomes[i] for i in again], wider, kind, None, workers, cache)
         for i, outcome in zip(again, redone):
             run.outcomes[i] = outcome
     return run
@@ -246,7 +254,8 @@ def _load(path: str, stdin: bytes | None, data: bytes | None = None) -> FileOutc
 
 
 def _port_all(
-    loaded: list[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, jobs: int, cache: Cache | None,
+    loaded: list[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, workers: Workers,
+    cache: Cache | None,
 ) -> list[FileOutcome]:
     """Port every loaded file: cache hits first, then the misses (in a pool when ``jobs`` > 1)."""
     out: list[FileOutcome] = []
@@ -275,7 +284,7 @@ def _port_all(
         out.append(item)
         missing.append(i)
     tasks = [(out[i].path, out[i].source, keys.get(i)) for i in missing]
-    done = in_chunks(_port_chunk, tasks, jobs, (options, kind, facts, cache))
+    done = workers.run(_port_chunk, tasks, (options, kind, facts, cache))
     for i, outcome in zip(missing, done):
         out[i] = outcome
         if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
@@ -313,18 +322,41 @@ def in_chunks(
     The results come back in the order of ``items``, whatever the pool does.
     One process, or too few items to repay starting workers, runs here without a pool.
     """
-    workers = min(jobs, len(items) // MIN_ITEMS_PER_WORKER)
-    if workers <= 1:
-        return function(items, shared)
-    from concurrent.futures import ProcessPoolExecutor
+    with Workers(jobs) as workers:
+        return workers.run(function, items, shared)
 
-    size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    out: list[Done] = []
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        for part in pool.map(function, chunks, [shared] * len(chunks)):
+
+class Workers:
+    """A pool of ``jobs`` processes, started when first needed and kept for every phase of a run,
+    so that what a worker compiled for one phase (parser tables, regexes) serves the next."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: Any = None
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def run(self, function: Callable[[list[Task], Any], list[Done]], items: list[Task], shared: Any) -> list[Done]:
+        """:func:`in_chunks` on this pool."""
+        workers = min(self.jobs, len(items) // MIN_ITEMS_PER_WORKER)
+        if workers <= 1:
+            return function(items, shared)
+        if self._pool is None:
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+        size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
+        chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        out: list[Done] = []
+        for part in self._pool.map(function, chunks, [shared] * len(chunks)):
             out.extend(part)
-    return out
+        return out
 
 
 def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: Any) -> list[FileOutcome]:
@@ -372,11 +404,12 @@ def _unique(paths: list[str]) -> list[str]:
     return out
 
 
-def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None) -> MakeFacts:
+def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None, workers: Workers) -> MakeFacts:
     """Compiler, flag and architecture variables across all Makefiles of the run.
 
-    The facts depend on every file, in order; the cache keeps them under the
-    hashes of all of them.
+    Each file is read on its own (by the pool's workers, if any), then the parts
+    are combined; the facts depend on every file, so the cache keeps them under
+    the hashes of all of them.
     """
     key = None
     if cache is not None:
@@ -386,22 +419,33 @@ def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None
         if isinstance(stored, list) and len(stored) == 4:
             compilers, archs, flags, host_links = stored
             return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links))
-    from buildport.passes.make import gather
-    from buildport.syntax.errors import ParseError
-    from buildport.syntax.make import parse_make
+    from buildport.passes.make import combine
+    from buildport.syntax.make import warm_up
 
+    warm_up()  # the parser's tables, loaded once here rather than in every worker
+    tasks = [(path, item.source.text) for path, item in zip(paths, loaded) if path != "-" and item.source is not None]
     facts = MakeFacts()
-    for path, item in zip(paths, loaded):
-        if path == "-" or item.source is None:
-            continue
-        try:
-            gather(parse_make(item.source.text, path), facts)
-        except ParseError:
-            continue  # reported when the file itself is ported
+    combine(facts, [part for part in workers.run(_file_facts_chunk, tasks, None) if part is not None])
     if cache is not None and key is not None:
         cache.put(key, [sorted(facts.compiler_vars), sorted(facts.arch_vars), sorted(facts.flag_vars),
                         facts.host_links])
     return facts
+
+
+def _file_facts_chunk(tasks: list[tuple[str, str]], _shared: None) -> list[Any]:
+    """What each Makefile of a chunk says on its own; None for one that does not parse (reported when
+    it is ported). Runs in a worker process with ``jobs`` > 1."""
+    from buildport.passes.make import file_facts
+    from buildport.syntax.errors import ParseError
+    from buildport.syntax.make import parse_make
+
+    out: list[Any] = []
+    for path, text in tasks:
+        try:
+            out.append(file_facts(parse_make(text, path)))
+        except ParseError:
+            out.append(None)
+    return out
 
 
 def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmake",

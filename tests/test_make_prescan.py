@@ -180,3 +180,31 @@ def test_line_col_counts_like_the_line_start_table() -> None:
                 col += 1
             i += 1
         assert [makefile.line_col(o) for o in range(len(text) + 1)] == expected
+
+
+# ---------------------------------------------------------------- facts of a run: each file alone, then combined
+
+_RULES = "all: app\napp: main.o\n\t$(CUDA_CC) $(GPU_FLAGS) -o app main.o\n"
+_COMMON = "CUDA_CC := /usr/local/cuda/bin/nvcc\nGPU_FLAGS := $(ARCH_FLAGS) -O2\nARCH_FLAGS := -arch=sm_70\n"
+
+
+@pytest.mark.parametrize("order", [("rules", "common"), ("common", "rules")])
+def test_combined_facts_do_not_depend_on_the_order_of_the_files(order: tuple[str, str]) -> None:
+    """A compiler variable set in common.mk launches nvcc in a Makefile read before it, too;
+    its flag variables and what they are made of are flag variables of the run."""
+    from buildport.passes.make import combine, file_facts
+
+    texts = {"rules": _RULES, "common": _COMMON}
+    facts = MakeFacts()
+    combine(facts, [file_facts(parse_make(texts[name])) for name in order])
+    assert "CUDA_CC" in facts.compiler_vars
+    assert {"GPU_FLAGS", "ARCH_FLAGS"} <= facts.flag_vars
+
+
+def test_one_file_gathered_alone_gives_what_it_gave_before() -> None:
+    """gather() on a single file: compilers, flags through the recipes, the variables flags are made of."""
+    facts = MakeFacts()
+    gather(parse_make(_COMMON + _RULES), facts)
+    assert facts.compiler_vars == {"NVCC", "CUDA_CC"}
+    assert facts.flag_vars == {"GPU_FLAGS", "ARCH_FLAGS"}
+    assert not facts.host_links

@@ -135,17 +135,18 @@ def translate_leaves(ctx: Context, leaves: list[Leaf]) -> None:
 
 def _open_genex(text: str) -> bool:
     """Does ``text`` leave a ``$<`` unclosed?"""
+    if "$<" not in text:
+        return False
     depth = 0
-    i = 0
-    while i < len(text):
-        if text.startswith("$<", i):
+    for m in _GENEX_MARK.finditer(text):  # "$<" and ">", left to right, as a scan would meet them
+        if m.group() == "$<":
             depth += 1
-            i += 2
-            continue
-        if text[i] == ">" and depth:
+        elif depth:
             depth -= 1
-        i += 1
     return depth > 0
+
+
+_GENEX_MARK = re.compile(r"\$<|>")
 
 
 def _apply_word_changes(ctx: Context, leaf: Leaf, changes: list[tuple[int, int, str]]) -> None:

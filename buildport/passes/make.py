@@ -79,24 +79,48 @@ class MakeContext:
             self.edits[(span.start, span.end)] = text
 
 
+@dataclass(slots=True)
+class FileFacts:
+    """What one Makefile says, read alone: the run's :class:`MakeFacts` combine those of all its files.
+
+    ``launches`` holds, for each recipe command, the words that may launch the
+    compiler, in order: a variable reference (its name) or nvcc itself (``""``),
+    each with the variables referred to after it. Which of them does launch
+    nvcc depends on the compiler variables of every file, so that is decided
+    in :func:`combine`.
+    """
+
+    compiler_vars: set[str] = field(default_factory=set)
+    arch_vars: set[str] = field(default_factory=set)
+    uses: dict[str, set[str]] = field(default_factory=dict)  # variable → variables its value refers to
+    host_links: bool = False
+    launches: list[list[tuple[str, tuple[str, ...]]]] = field(default_factory=list)
+
+
 def gather(tree: MakeFile, facts: MakeFacts) -> None:
-    """Compiler, architecture and flag variables, and whether a host compiler links."""
+    """Compiler, architecture and flag variables, and whether a host compiler links: one file into ``facts``."""
+    combine(facts, [file_facts(tree)])
+
+
+def file_facts(tree: MakeFile) -> FileFacts:
+    """The facts of one Makefile on its own (see :class:`FileFacts`)."""
     text = tree.source
     scan = Prescan(text)
-    uses: dict[str, set[str]] = {}  # variable → variables its value refers to
+    out = FileFacts()
     for start, (end, variable, value) in tree.variables().items():  # no line need be built
         if scan.hot(start, end):  # nvcc, hipcc or an architecture name in it
             words = [w.of(text) for w in iter_words(text, value.start, value.end)]
             if words and (NVCC_WORD.match(_paths(words[0])) or _paths(words[0]).endswith("/bin/hipcc")):
-                facts.compiler_vars.add(variable)
+                out.compiler_vars.add(variable)
             if words and all(_ARCH_NAME.match(w) for w in words):
-                facts.arch_vars.add(variable)
-        uses.setdefault(variable, set()).update(_REFS.findall(value.of(text)))
-    scan = Prescan(text, facts.compiler_vars)
+                out.arch_vars.add(variable)
+        out.uses.setdefault(variable, set()).update(_REFS.findall(value.of(text)))
 
     def commands_that_matter(cls: type[Line], start: int, end: int) -> bool:
-        # a recipe matters if it may link (-o) or run nvcc
-        return cls is Define or (cls is RecipeLine and (scan.hot(start, end) or text.find("-o", start, end) >= 0))
+        # a recipe matters if it may link (-o), run nvcc or run a program a variable names
+        if cls is Define:
+            return True
+        return scan.hot(start, end) or any(text.find(mark, start, end) >= 0 for mark in ("-o", "$(", "${"))
 
     for line in tree.select(_COMMANDS, commands_that_matter):
         commands: list[str] = []
@@ -109,14 +133,38 @@ def gather(tree: MakeFile, facts: MakeFacts) -> None:
             if words:
                 first = words[0].lstrip("@-+")
                 if HOST_LINKERS.match(first) and "-o" in words and "-c" not in words:
-                    facts.host_links = True
+                    out.host_links = True
+            launches: list[tuple[str, tuple[str, ...]]] = []
             for i, word in enumerate(words):
-                m = _REF.match(word.lstrip("@-+"))
-                nvcc = NVCC_WORD.match(word.lstrip("@-+")) or (m is not None and m.group(1) in facts.compiler_vars)
-                if nvcc and _command_position(words, i):
-                    facts.flag_vars.update(_REFS.findall(" ".join(words[i + 1 :])))
+                bare = word.lstrip("@-+")
+                m = _REF.match(bare)
+                if (NVCC_WORD.match(bare) or m is not None) and _command_position(words, i):
+                    after = tuple(_REFS.findall(" ".join(words[i + 1 :])))
+                    launches.append(("" if NVCC_WORD.match(bare) else m.group(1), after))  # type: ignore[union-attr]
+            if launches:
+                out.launches.append(launches)
+    return out
+
+
+def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
+    """Add what ``files`` say to ``facts``: compilers and architectures first, then the flag
+    variables of every command that launches nvcc or a compiler variable of any of them, then
+    the variables those flag variables are made of."""
+    for part in files:
+        facts.compiler_vars |= part.compiler_vars
+        facts.arch_vars |= part.arch_vars
+        facts.host_links = facts.host_links or part.host_links
+    for part in files:
+        for launches in part.launches:
+            for name, after in launches:
+                if not name or name in facts.compiler_vars:
+                    facts.flag_vars.update(after)
                     break
     # flags flow: ALL_CCFLAGS += $(NVCCFLAGS) makes NVCCFLAGS a flag variable too
+    uses: dict[str, set[str]] = {}
+    for part in files:
+        for variable, used in part.uses.items():
+            uses.setdefault(variable, set()).update(used)
     pending = list(facts.flag_vars)
     while pending:
         for used in uses.get(pending.pop(), ()):

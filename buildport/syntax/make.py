@@ -155,6 +155,15 @@ def _tables(prefix: str) -> Tables:
     return tables(_parser(prefix))
 
 
+def warm_up() -> None:
+    """Build (or load) the parser tables and compile every state's lexer now, before worker
+    processes are started from this one: they inherit all of it instead of each compiling it."""
+    tables = _tables(TAB)
+    for state, lexer in enumerate(tables.lexers):
+        if lexer is not None:
+            tables.lexer(state)
+
+
 def parse_make(text: str, path: str = "<input>") -> MakeFile:
     """Parse GNU make text; :class:`ParseError` if make would reject its structure.
 

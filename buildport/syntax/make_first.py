@@ -25,7 +25,13 @@ def can_begin_with(pattern: str, char: str, flags: int = 0) -> bool:
     """
     if len(char) != 1:
         return True
-    parsed = P.parse(pattern, flags)
+    return parsed_can_begin_with(P.parse(pattern, flags), char)
+
+
+def parsed_can_begin_with(parsed: Any, char: str) -> bool:
+    """:func:`can_begin_with` for a pattern already parsed by ``re._parser.parse``."""
+    if len(char) != 1:
+        return True
     if parsed.state.flags & re.IGNORECASE:
         return True
     possible, nullable = _sequence(parsed, ord(char))

@@ -33,7 +33,7 @@ from lark import Lark
 from lark.lexer import _create_unless
 from lark.parsers.lalr_analysis import Shift
 
-from buildport.syntax.make_first import can_begin_with
+from buildport.syntax.make_first import parsed_can_begin_with
 
 #: Match one token at an offset (a compiled alternation's bound ``match``).
 Matcher = Callable[[str, int], "re.Match[str] | None"]
@@ -210,11 +210,13 @@ def _reject_all(_text: str, _pos: int) -> None:
 
 def _line_break(parser: Lark) -> str | None:
     """The one terminal that can begin with ``\\n``, if only one can, and no pattern has groups."""
+    from re import _parser as sre_parse  # type: ignore[attr-defined]
+
     flags = parser.lexer_conf.g_regex_flags
-    patterns = {t.name: t.pattern.to_regexp() for t in parser.terminals}
-    if any(re.compile(p, flags).groups for p in patterns.values()):
+    parsed = {t.name: sre_parse.parse(t.pattern.to_regexp(), flags) for t in parser.terminals}  # once each
+    if any(p.state.groups > 1 for p in parsed.values()):  # group 0 is the whole match
         return None
-    starters = [name for name, p in patterns.items() if can_begin_with(p, "\n", flags)]
+    starters = [name for name, p in parsed.items() if parsed_can_begin_with(p, "\n")]
     return starters[0] if len(starters) == 1 else None
 
 
