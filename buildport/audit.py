@@ -27,7 +27,7 @@ from buildport.findings import Finding, Severity
 from buildport.result import Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
-from buildport.runner import discover, in_chunks, included_makefiles, is_cmake_file, is_make_file
+from buildport.runner import files_below, in_chunks, included_makefiles, is_cmake_file, is_make_file
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, is_cuda_source, scan_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, read_source
@@ -251,8 +251,8 @@ def collect(paths: list[str], errors: list[str], contents: dict[str, bytes] | No
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            below = discover(path, lambda n: kind_of(n) is not None, None, contents)
-            found.extend((str(f), kind_of(f.name) or "") for f in below)
+            below = files_below(path, lambda n: kind_of(n) is not None, None, contents)
+            found.extend((f, kind_of(os.path.basename(f)) or "") for f in below)
         elif path.exists():
             kind = kind_of(path.name)
             if kind is not None:

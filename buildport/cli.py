@@ -192,7 +192,8 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
         for o in run.outcomes:
             if o.exception is not None:
                 raise o.exception
-    _print_findings(run.findings, quiet, verbose)
+    if not quiet:  # sorting every finding of a large run costs more than reading them from the cache
+        _print_findings(run.findings, quiet, verbose)
     errors = list(run.errors)
     if in_place:
         errors += write_changes(run)

@@ -51,9 +51,17 @@ def discover(
     read to see whether it is binary; with ``contents`` the bytes read are kept
     there under ``str(path)``, so that porting does not read the file again.
     """
+    return (Path(name) for name in files_below(root, wanted, skipped, contents))
+
+
+def files_below(
+    root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
+    contents: dict[str, bytes] | None = None,
+) -> Iterator[str]:
+    """:func:`discover`, as the strings ``str(path)`` of the paths (no path objects are made)."""
     real_root = root.resolve()
     yielded: list[tuple[str, list[str]]] = []  # (folder, names of the real files yielded from it)
-    links: list[Path] = []
+    links: list[str] = []
     stack = [str(root)]
     while stack:
         folder = stack.pop()
@@ -62,17 +70,17 @@ def discover(
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             continue
-        here = Path(folder)
+        prefix = "" if folder == "." else os.path.join(folder, "")  # str(Path(".") / name) is just name
         names: list[str] = []
         subfolders: list[str] = []
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if not entry.name.startswith(".") and not is_build_tree(entry.path):
-                    subfolders.append(entry.path)
+                    subfolders.append(prefix + entry.name)
                 continue
             if not wanted(entry.name):
                 continue
-            path = here / entry.name
+            path = prefix + entry.name
             reason = _skip_reason(path, real_root, entry.is_symlink(), contents)
             if reason:
                 if skipped is not None:
@@ -89,15 +97,16 @@ def discover(
     if links:
         seen = {Path(os.path.realpath(folder), name) for folder, names in yielded for name in names}
         for link in links:
-            if link.resolve() not in seen:
-                seen.add(link.resolve())
+            target = Path(link).resolve()
+            if target not in seen:
+                seen.add(target)
                 yield link
 
 
-def _skip_reason(path: Path, real_root: Path, is_link: bool, contents: dict[str, bytes] | None = None) -> str:
+def _skip_reason(path: str, real_root: Path, is_link: bool, contents: dict[str, bytes] | None = None) -> str:
     """Why a discovered file must be left alone, or ``""``."""
-    if is_link and not _inside(path.resolve(), real_root):
-        return f"symbolic link to {path.resolve()}, outside {real_root}"
+    if is_link and not _inside(Path(path).resolve(), real_root):
+        return f"symbolic link to {Path(path).resolve()}, outside {real_root}"
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -106,7 +115,7 @@ def _skip_reason(path: Path, real_root: Path, is_link: bool, contents: dict[str,
     if b"\x00" in data:
         return "binary file (contains NUL bytes)"
     if contents is not None:
-        contents[str(path)] = data
+        contents[path] = data
     return ""
 
 
@@ -190,7 +199,7 @@ def expand_paths(
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir() and not wanted(path.name):
-            out.extend(str(f) for f in discover(path, wanted, skipped, contents))
+            out.extend(files_below(path, wanted, skipped, contents))
         else:
             out.append(p)
     return out
