@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -312,18 +313,54 @@ def line_changes(result: Result) -> dict[int, str | None]:
 
 
 def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) -> Iterator[tuple[int, str | None]]:
-    """Each changed old line → the most similar new line after the previous pick (None if none is close)."""
+    """Each changed old line → the most similar new line after the previous pick (None if none is close).
+
+    "Most similar" is :meth:`difflib.SequenceMatcher.ratio`, the first of equals,
+    at least 0.5. Two cheaper upper bounds of the ratio (from the lengths, then
+    from the characters the lines share) rule candidates out, and the ratio is
+    computed highest bound first until no candidate left can beat the best; the
+    picks are the same as from every ratio.
+    """
     if i2 - i1 == j2 - j1:
         for k in range(i2 - i1):
             yield i1 + k + 1, new[j1 + k].rstrip("\r\n")
         return
     picks: dict[int, int] = {}
+    shared: dict[int, Counter[str]] = {}
+    matchers: dict[int, difflib.SequenceMatcher[str]] = {}
     j = j1
     for i in range(i1, i2):
-        scored = [(difflib.SequenceMatcher(None, old[i], new[k], autojunk=False).ratio(), -k) for k in range(j, j2)]
-        best = max(scored, default=(0.0, 0))
-        if best[0] >= 0.5:
-            picks[i] = j = -best[1]
+        a = old[i]
+        chars = Counter(a)
+        bounds: list[tuple[float, int]] = []  # (an upper bound of the ratio, candidate), each bound ≥ 0.5
+        for k in range(j, j2):
+            b = new[k]
+            total = len(a) + len(b)
+            if not total:
+                bounds.append((1.0, k))
+                continue
+            if 2.0 * min(len(a), len(b)) / total < 0.5:
+                continue
+            if k not in shared:
+                shared[k] = Counter(b)
+            bound = 2.0 * sum((chars & shared[k]).values()) / total
+            if bound >= 0.5:
+                bounds.append((bound, k))
+        bounds.sort(key=lambda c: (-c[0], c[1]))
+        best, at = -1.0, -1
+        for bound, k in bounds:  # highest bound first: stop once no candidate left can beat or tie the best
+            if bound < best or (bound == best and k > at):
+                if bound < best:
+                    break
+                continue
+            if k not in matchers:  # the new line's index is built once, whichever old line it is compared with
+                matchers[k] = difflib.SequenceMatcher(None, "", new[k], autojunk=False)
+            matchers[k].set_seq1(a)
+            ratio = matchers[k].ratio()
+            if ratio > best or (ratio == best and k < at):
+                best, at = ratio, k
+        if best >= 0.5:
+            picks[i] = j = at
             j += 1
     for i in range(i1, i2):
         yield i + 1, new[picks[i]].rstrip("\r\n") if i in picks else None

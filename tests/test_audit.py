@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from buildport.audit import CMAKE, MAKE, RuleFilter, UsageError, audit, audit_text, code_only
 from buildport.engine import port_cmake, port_make
@@ -248,3 +250,31 @@ def test_severity_of_engine_findings_kept() -> None:
     report = audit([str(FIXTURE / "tree")])
     unported = [f for f in report.findings if f.rule == "cmake-library-unported"]
     assert unported and all(f.severity is Severity.WARNING for f in unported)
+
+
+def _pair_by_every_ratio(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) -> list[tuple[int, str | None]]:
+    """The pairing as first written: every ratio computed."""
+    import difflib
+
+    if i2 - i1 == j2 - j1:
+        return [(i1 + k + 1, new[j1 + k].rstrip("\r\n")) for k in range(i2 - i1)]
+    picks: dict[int, int] = {}
+    j = j1
+    for i in range(i1, i2):
+        scored = [(difflib.SequenceMatcher(None, old[i], new[k], autojunk=False).ratio(), -k) for k in range(j, j2)]
+        best = max(scored, default=(0.0, 0))
+        if best[0] >= 0.5:
+            picks[i] = j = -best[1]
+            j += 1
+    return [(i + 1, new[picks[i]].rstrip("\r\n") if i in picks else None) for i in range(i1, i2)]
+
+
+_LINES = st.lists(st.text(alphabet="ab( )$\n", max_size=12), max_size=7)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LINES, _LINES)
+def test_line_pairing_with_bounds_picks_what_every_ratio_picks(old: list[str], new: list[str]) -> None:
+    from buildport.audit import _pair
+
+    assert list(_pair(old, 0, len(old), new, 0, len(new))) == _pair_by_every_ratio(old, 0, len(old), new, 0, len(new))
