@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from buildport.cache import Cache, result_from_json, result_to_json
+from buildport.cache import Cache, finding_to_json, findings_from_json, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
@@ -293,7 +293,7 @@ def _port_all(
         out.append(item)
         missing.append(i)
     tasks = [(out[i].path, out[i].source, keys.get(i)) for i in missing]
-    done = workers.run(_port_chunk, tasks, (options, kind, facts, cache))
+    done = workers.run(_port_chunk, tasks, (options, kind, facts, cache), _pack_outcome, _unpack_outcome)
     for i, outcome in zip(missing, done):
         out[i] = outcome
         if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
@@ -351,8 +351,15 @@ class Workers:
             self._pool.shutdown()
             self._pool = None
 
-    def run(self, function: Callable[[list[Task], Any], list[Done]], items: list[Task], shared: Any) -> list[Done]:
-        """:func:`in_chunks` on this pool."""
+    def run(
+        self, function: Callable[[list[Task], Any], list[Done]], items: list[Task], shared: Any,
+        pack: Callable[[Done], Any] | None = None, unpack: Callable[[Task, Any], Done] | None = None,
+    ) -> list[Done]:
+        """:func:`in_chunks` on this pool.
+
+        With ``pack`` and ``unpack``, a result crosses from a worker as ``pack(result)``
+        (plain data, cheap to send) and becomes ``unpack(item, packed)`` here again.
+        """
         workers = min(self.jobs, len(items) // MIN_ITEMS_PER_WORKER)
         if workers <= 1:
             return function(items, shared)
@@ -362,10 +369,18 @@ class Workers:
             self._pool = ProcessPoolExecutor(max_workers=self.jobs)
         size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
         chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        n = len(chunks)
         out: list[Done] = []
-        for part in self._pool.map(function, chunks, [shared] * len(chunks)):
-            out.extend(part)
+        for chunk, part in zip(chunks, self._pool.map(_call, [function] * n, chunks, [shared] * n, [pack] * n)):
+            out.extend(part if unpack is None else [unpack(item, packed) for item, packed in zip(chunk, part)])
         return out
+
+
+def _call(function: Callable[[list[Task], Any], list[Done]], chunk: list[Task], shared: Any,
+          pack: Callable[[Done], Any] | None) -> list[Any]:
+    """In a worker: ``function`` over a chunk, each result packed for the way back."""
+    done = function(chunk, shared)
+    return done if pack is None else [pack(result) for result in done]
 
 
 def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: Any) -> list[FileOutcome]:
@@ -383,6 +398,27 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
             outcome.exception = RuntimeError(f"{type(outcome.exception).__name__}: {outcome.exception}")
         out.append(outcome)
     return out
+
+
+def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
+    """A worker's outcome without the source text the parent already holds, findings as plain lists."""
+    result = outcome.result
+    packed = None
+    if result is not None:
+        packed = (result.path, None if result.text == result.original else result.text,
+                  [finding_to_json(f) for f in result.findings], sorted(result.packages))
+    return outcome.error, outcome.exception, packed
+
+
+def _unpack_outcome(task: tuple[str, SourceText | None, str | None], packed: tuple[Any, ...]) -> FileOutcome:
+    path, source, _key = task
+    error, exception, data = packed
+    if data is None or source is None:
+        return FileOutcome(path, error=error, exception=exception)
+    result_path, text, findings, packages = data
+    result = Result(result_path, source.text, source.text if text is None else text, findings_from_json(findings),
+                    set(packages))
+    return FileOutcome(path, result, source, error, exception)
 
 
 def _picklable(exc: Exception) -> bool:
