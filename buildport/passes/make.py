@@ -99,11 +99,17 @@ class FileFacts:
 
 def gather(tree: MakeFile, facts: MakeFacts) -> None:
     """Compiler, architecture and flag variables, and whether a host compiler links: one file into ``facts``."""
-    combine(facts, [file_facts(tree)])
+    combine(facts, [file_facts(tree, facts.compiler_vars)])
 
 
-def file_facts(tree: MakeFile) -> FileFacts:
-    """The facts of one Makefile on its own (see :class:`FileFacts`)."""
+def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
+    """The facts of one Makefile on its own (see :class:`FileFacts`).
+
+    ``known``: every compiler variable there can be besides the file's own
+    (when it is read alone, or last); then only recipes that run one of them,
+    nvcc, or may link are read. Without it, every recipe that runs a program a
+    variable names is read too, since another file may make that a compiler.
+    """
     text = tree.source
     scan = Prescan(text)
     out = FileFacts()
@@ -115,12 +121,13 @@ def file_facts(tree: MakeFile) -> FileFacts:
             if words and all(_ARCH_NAME.match(w) for w in words):
                 out.arch_vars.add(variable)
         out.uses.setdefault(variable, set()).update(_REFS.findall(value.of(text)))
+    if known is not None:
+        scan = Prescan(text, known | out.compiler_vars)
+    marks = _LINKS if known is not None else _LINKS_OR_RUNS
 
     def commands_that_matter(cls: type[Line], start: int, end: int) -> bool:
-        # a recipe matters if it may link (-o), run nvcc or run a program a variable names
-        if cls is Define:
-            return True
-        return scan.hot(start, end) or any(text.find(mark, start, end) >= 0 for mark in ("-o", "$(", "${"))
+        # a recipe matters if it may link (-o) or run nvcc (or, unless known, a program a variable names)
+        return cls is Define or scan.hot(start, end) or marks.search(text, start, end) is not None
 
     for line in tree.select(_COMMANDS, commands_that_matter):
         commands: list[str] = []
@@ -174,6 +181,8 @@ def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
 
 
 _COMMANDS = frozenset({RecipeLine, Define})
+_LINKS = re.compile(r"-o")
+_LINKS_OR_RUNS = re.compile(r"-o|\$[({]")
 
 
 #: Lines port_lines reads whatever their words: few, and make code in any case.
