@@ -8,7 +8,6 @@ directory (``%SRCROOT%``) when they lie below it.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import click
 from buildport import __version__
 from buildport.audit import AuditReport, FileAudit, describe
 from buildport.findings import Finding, Severity
+from buildport.jsontext import dumps_indented
 from buildport.rules import source_rules
 
 JSON_VERSION = 1
@@ -138,7 +138,7 @@ def _rule_json(rule: str) -> dict[str, str]:
 
 
 def render_json(report: AuditReport) -> str:
-    return json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(to_json(report), one_line_at=2) + "\n"  # each file, finding and rule on one line
 
 
 def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
@@ -204,4 +204,4 @@ def _artifact(path: str, base: Path) -> dict[str, str]:
 
 
 def render_sarif(report: AuditReport, root: Path | None = None) -> str:
-    return json.dumps(to_sarif(report, root), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(to_sarif(report, root)) + "\n"
