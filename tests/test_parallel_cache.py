@@ -230,7 +230,7 @@ def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
                           capture_output=True, text=True, check=True, timeout=600)  # fmt: skip
     out = done.stdout
     for run in ("cmake --check", "make --check", "audit"):
-        assert f"| {run}, --jobs 1 / --jobs 2 (no cache) | " in out
+        assert f"| {run}, --jobs 1 / --jobs 2 (no results cached) | " in out
         assert f"| {run}, cold / warm cache (--jobs 1) | " in out
     assert "--version" in out
 
