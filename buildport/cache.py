@@ -82,12 +82,21 @@ class Cache:
         self.root = root
         self._clean: set[str] | None = None  # keys of results that are "nothing to do", from _CLEAN
         self._new_clean: list[str] = []
+        self._folders: set[str] | None = None  # the two-digit folders present when first read
         if max_bytes is None:
             try:
                 max_bytes = int(float(os.environ.get("BUILDPORT_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1e6)
             except ValueError:
                 max_bytes = DEFAULT_MAX_MB * 1_000_000
         self.max_bytes = max_bytes
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a worker process gets: where to write, not what this process has read (the clean
+        keys can number hundreds of thousands)."""
+        return {"root": self.root, "max_bytes": self.max_bytes}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["root"], state["max_bytes"])  # type: ignore[misc]
 
     def key(self, kind: str, path: str, digest: str, options: Any) -> str:
         """The entry name of one file's result; ``options`` must be JSON-serialisable and canonical."""
@@ -106,12 +115,22 @@ class Cache:
         return key
 
     def _file(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        return Path(self._name(key))
+
+    def _name(self, key: str) -> str:
+        return os.path.join(self.root, key[:2], key + ".json")
 
     def get(self, key: str) -> Any | None:
         """The stored value, or None when missing or unreadable (a corrupt entry is a miss)."""
+        if self._folders is None:  # listed once: in a cold cache every lookup then misses without a system call
+            try:
+                self._folders = {name for name in os.listdir(self.root) if len(name) == 2}
+            except OSError:
+                self._folders = set()
+        if key[:2] not in self._folders:
+            return None
         try:
-            with open(self._file(key), encoding="utf-8", errors="surrogateescape") as handle:
+            with open(self._name(key), encoding="utf-8", errors="surrogateescape") as handle:
                 value = json.load(handle)
                 if time.time() - os.fstat(handle.fileno()).st_mtime > _DAY:
                     os.utime(handle.fileno())  # used again: pruning keeps it
@@ -126,6 +145,8 @@ class Cache:
         target = self._file(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
+            if self._folders is not None:
+                self._folders.add(key[:2])
             fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
         except OSError:
             return
