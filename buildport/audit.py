@@ -349,9 +349,9 @@ def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) ->
         bounds.sort(key=lambda c: (-c[0], c[1]))
         best, at = -1.0, -1
         for bound, k in bounds:  # highest bound first: stop once no candidate left can beat or tie the best
-            if bound < best or (bound == best and k > at):
-                if bound < best:
-                    break
+            if bound < best:
+                break
+            if bound == best and k > at:
                 continue
             if k not in matchers:  # the new line's index is built once, whichever old line it is compared with
                 matchers[k] = difflib.SequenceMatcher(None, "", new[k], autojunk=False)

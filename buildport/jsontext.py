@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]  # C where available
-from typing import Any
+from typing import Any, NoReturn
 
 _INFINITY = float("inf")
 
@@ -29,7 +29,7 @@ def dumps_indented(value: Any, indent: int = 2, one_line_at: int | None = None) 
 
 def _encode(value: Any, newline: str, step: str, flat: int) -> str:
     if isinstance(value, str):
-        return encode_basestring(value)  # type: ignore[no-any-return]
+        return encode_basestring(value)
     if value is None:
         return "null"
     if value is True:
@@ -52,10 +52,11 @@ def _encode(value: Any, newline: str, step: str, flat: int) -> str:
         if not value:
             return "[]"
         return "[" + inner + ("," + inner).join([_encode(v, inner, step, flat - 1) for v in value]) + newline + "]"
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    return _default(value)
 
 
-def _default(value: Any) -> Any:
+def _default(value: Any) -> NoReturn:
+    """What the encoders do with a value that is not JSON data."""
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
@@ -72,7 +73,7 @@ def _one_line(value: Any) -> str:
 
 def _key(key: Any) -> str:
     if isinstance(key, str):
-        return encode_basestring(key)  # type: ignore[no-any-return]
+        return encode_basestring(key)
     raise TypeError(f"keys must be str, not {type(key).__name__}")
 
 

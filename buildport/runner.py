@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
-from buildport.cache import Cache, finding_to_json, findings_from_json, result_from_json, result_to_json
+from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
@@ -217,8 +217,14 @@ def port_files(
     computation would return. ``contents`` holds bytes already read (see
     :func:`discover`); they are used, and dropped, instead of reading again.
     """
-    with Workers(jobs) as workers:
+    with Workers(jobs, _warm_make_parser if kind == "make" else None) as workers:
         return _port_files(paths, options, stdin, kind, workers, cache, contents)
+
+
+def _warm_make_parser() -> None:
+    from buildport.syntax.make import warm_up
+
+    warm_up()
 
 
 def _port_files(
@@ -337,10 +343,16 @@ def in_chunks(
 
 class Workers:
     """A pool of ``jobs`` processes, started when first needed and kept for every phase of a run,
-    so that what a worker compiled for one phase (parser tables, regexes) serves the next."""
+    so that what a worker compiled for one phase (parser tables, regexes) serves the next.
 
-    def __init__(self, jobs: int) -> None:
+    ``prepare`` runs here once, just before the pool starts: what it builds, every
+    worker inherits instead of building it again. A run that never starts the
+    pool never calls it.
+    """
+
+    def __init__(self, jobs: int, prepare: Callable[[], None] | None = None) -> None:
         self.jobs = jobs
+        self.prepare = prepare
         self._pool: Any = None
 
     def __enter__(self) -> "Workers":
@@ -366,6 +378,8 @@ class Workers:
         if self._pool is None:
             from concurrent.futures import ProcessPoolExecutor
 
+            if self.prepare is not None:
+                self.prepare()
             self._pool = ProcessPoolExecutor(max_workers=self.jobs)
         size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
         chunks = [items[i:i + size] for i in range(0, len(items), size)]
@@ -401,12 +415,8 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
 
 
 def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
-    """A worker's outcome without the source text the parent already holds, findings as plain lists."""
-    result = outcome.result
-    packed = None
-    if result is not None:
-        packed = (result.path, None if result.text == result.original else result.text,
-                  [finding_to_json(f) for f in result.findings], sorted(result.packages))
+    """A worker's outcome as the cache stores a result: without the source text the parent holds."""
+    packed = None if outcome.result is None else result_to_json(outcome.result)
     return outcome.error, outcome.exception, packed
 
 
@@ -415,9 +425,8 @@ def _unpack_outcome(task: tuple[str, SourceText | None, str | None], packed: tup
     error, exception, data = packed
     if data is None or source is None:
         return FileOutcome(path, error=error, exception=exception)
-    result_path, text, findings, packages = data
-    result = Result(result_path, source.text, source.text if text is None else text, findings_from_json(findings),
-                    set(packages))
+    result = result_from_json(data, source.text)
+    assert result is not None, "packed by _pack_outcome in a worker of this run"
     return FileOutcome(path, result, source, error, exception)
 
 
@@ -465,9 +474,7 @@ def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None
             compilers, archs, flags, host_links = stored
             return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links))
     from buildport.passes.make import combine
-    from buildport.syntax.make import warm_up
 
-    warm_up()  # the parser's tables, loaded once here rather than in every worker
     tasks = [(path, item.source.text) for path, item in zip(paths, loaded) if path != "-" and item.source is not None]
     facts = MakeFacts()
     combine(facts, [part for part in workers.run(_file_facts_chunk, tasks, None) if part is not None])

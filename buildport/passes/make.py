@@ -144,10 +144,11 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
             launches: list[tuple[str, tuple[str, ...]]] = []
             for i, word in enumerate(words):
                 bare = word.lstrip("@-+")
+                nvcc = NVCC_WORD.match(bare) is not None
                 m = _REF.match(bare)
-                if (NVCC_WORD.match(bare) or m is not None) and _command_position(words, i):
+                if (nvcc or m is not None) and _command_position(words, i):
                     after = tuple(_REFS.findall(" ".join(words[i + 1 :])))
-                    launches.append(("" if NVCC_WORD.match(bare) else m.group(1), after))  # type: ignore[union-attr]
+                    launches.append(("" if nvcc else m.group(1), after))  # type: ignore[union-attr]
             if launches:
                 out.launches.append(launches)
     return out
@@ -170,8 +171,8 @@ def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
     # flags flow: ALL_CCFLAGS += $(NVCCFLAGS) makes NVCCFLAGS a flag variable too
     uses: dict[str, set[str]] = {}
     for part in files:
-        for variable, used in part.uses.items():
-            uses.setdefault(variable, set()).update(used)
+        for variable, refs in part.uses.items():
+            uses.setdefault(variable, set()).update(refs)
     pending = list(facts.flag_vars)
     while pending:
         for used in uses.get(pending.pop(), ()):

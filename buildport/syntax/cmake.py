@@ -517,9 +517,9 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
     suspects = {i for at in glued if (i := bisect_right(starts, at) - 1) >= 0 and at < spans[i][1]}
     for i in sorted(suspects):  # only the commands where ']]' meets a character: their leaves say more
         leaves = list(Command.lazy(tree.text, *spans[i]).iter_leaves())
-        for before, after in zip(leaves, leaves[1:]):
-            if before.type == "BRACKET_ARG" and after.type in ARGUMENTS:
-                line, col, source = position_of(tree.text, after.start)
+        for left, right in zip(leaves, leaves[1:]):
+            if left.type == "BRACKET_ARG" and right.type in ARGUMENTS:
+                line, col, source = position_of(tree.text, right.start)
                 raise ParseError("argument not separated from the preceding bracket argument by whitespace",
                                  line, col, source, path)
 
@@ -595,7 +595,6 @@ def _deep_command_end(text: str, pos: int) -> int | None:
 def _build_items(text: str, cuts: list[int], commands: list[Command] | None = None) -> list[Union[Leaf, Command]]:
     """The top-level items of a recognized file: trivia leaves and lazy commands (``commands``,
     when :meth:`CMakeFile.commands` made them first)."""
-    top, _ = _scanners()
     items: list[Union[Leaf, Command]] = []
     append = items.append
     if cuts[1]:
@@ -606,8 +605,7 @@ def _build_items(text: str, cuts: list[int], commands: list[Command] | None = No
         if i % 2 == 0:
             append(next(made) if made is not None else Command.lazy(text, start, end))
         else:  # trivia only, already checked
-            for m in top.finditer(text, start, end):
-                append(Leaf(m.lastgroup, m.group(), m.start()))  # type: ignore[arg-type]
+            items.extend(trivia_leaves(text, start, end))
     return items
 
 

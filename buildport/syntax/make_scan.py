@@ -187,7 +187,7 @@ def tables(parser: Lark, fuse: bool = True, eager: bool = False) -> Tables:
         suffix = f"(?:(?=\\n)(?:{pattern}))?"
     # Lark gives a lexer callbacks where a string terminal is also matched by a regex terminal of
     # the same priority; if no pair of the whole grammar is such, no state's subset is either.
-    plain = not parser.lexer_conf.callbacks and not _create_unless(
+    plain = not parser.lexer_conf.callbacks and not _create_unless(  # type: ignore[no-untyped-call]
         list(parser.terminals), parser.lexer_conf.g_regex_flags, re, False)[1]
     lexers: list[Matcher | Callable[[], Matcher] | None] = [None] * count
     shared: dict[tuple[str, ...], _Lazy] = {}
@@ -210,7 +210,7 @@ def _reject_all(_text: str, _pos: int) -> None:
 
 def _line_break(parser: Lark) -> str | None:
     """The one terminal that can begin with ``\\n``, if only one can, and no pattern has groups."""
-    from re import _parser as sre_parse  # type: ignore[attr-defined]
+    from re import _parser as sre_parse
 
     flags = parser.lexer_conf.g_regex_flags
     parsed = {t.name: sre_parse.parse(t.pattern.to_regexp(), flags) for t in parser.terminals}  # once each
@@ -240,6 +240,7 @@ class _Lazy:
         if self.matcher is None:
             lexer = self.lexer
             supported = True
+            matcher: Matcher = _reject_all
             if not self.plain:
                 scanner = lexer.scanner
                 supported = not lexer.callback and len(scanner._mres) == 1
