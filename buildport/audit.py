@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from buildport.cache import Cache, finding_to_json, findings_from_json
+from buildport.fileindex import FileIndex
 from buildport.findings import Finding, Severity
 from buildport.result import Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
@@ -31,7 +32,7 @@ from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
 from buildport.runner import files_below, in_chunks, included_makefiles, is_cmake_file, is_make_file
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, is_cuda_source, scan_source
 from buildport.syntax.errors import ParseError
-from buildport.textio import InputError, read_source
+from buildport.textio import InputError, SourceText, read_source
 
 CMAKE, MAKE, SOURCE = "cmake", "make", "source"
 _MARKER = re.compile(r"#\s*buildport:\s*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
@@ -125,8 +126,9 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     results; neither changes the report.
     """
     report = AuditReport()
-    contents: dict[str, bytes] = {}  # what discovery read, so that each file is read once
-    for outcome in _audit_all(collect(list(paths), report.errors, contents), jobs, cache, contents):
+    contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
+    index = cache.files if cache is not None else None
+    for outcome in _audit_all(collect(list(paths), report.errors, contents, index), jobs, cache, contents):
         if isinstance(outcome, str):
             report.errors.append(outcome)
             continue
@@ -136,19 +138,22 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
         outcome.line_scoped &= set(outcome.findings)
         report.files.append(outcome)
     report.files.sort(key=lambda a: a.path)
+    if index is not None:
+        index.save()
     return report
 
 
 def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
-               contents: dict[str, bytes] | None = None) -> list[FileAudit | None | str]:
+               contents: dict[str, SourceText] | None = None) -> list[FileAudit | None | str]:
     """Each (path, kind) audited in order: cache hits here, the misses in :func:`in_chunks`."""
     out: list[FileAudit | None | str] = []
     tasks: list[tuple[str, str, str, str | None]] = []
     missing: list[int] = []
     key_of = {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
     for path, kind in items:
+        known = contents.pop(path, None) if contents is not None else None
         try:
-            source = read_source(path, contents.pop(path, None) if contents is not None else None)
+            source = known if known is not None else read_source(path)
         except InputError as exc:
             out.append(_error_text(exc, path))
             continue
@@ -165,9 +170,14 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
             if ok:
                 out.append(hit)
                 continue
+        try:
+            text = source.text  # a source the file index vouched for is read now
+        except InputError as exc:
+            out.append(_error_text(exc, path))
+            continue
         missing.append(len(out))
         out.append(None)
-        tasks.append((path, kind, source.text, key))
+        tasks.append((path, kind, text, key))
     for i, task, done in zip(missing, tasks, in_chunks(_audit_chunk, tasks, jobs, cache)):
         out[i] = done
         if cache is not None and task[3] is not None and not isinstance(done, str) and _nothing(done, task[1]):
@@ -241,18 +251,19 @@ def kind_of(name: str) -> str | None:
     return None
 
 
-def collect(paths: list[str], errors: list[str], contents: dict[str, bytes] | None = None) -> list[tuple[str, str]]:
+def collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
+            index: FileIndex | None = None) -> list[tuple[str, str]]:
     """(path, kind) of every file to audit: files as given, directories walked, includes followed.
 
     A file given by name whose kind is unknown is skipped (a pre-commit hook passes
     every staged file); a path that does not exist is an error. ``contents`` keeps
-    the bytes discovery read (see :func:`buildport.runner.discover`).
+    what discovery read, and ``index`` vouches for files (see :func:`buildport.runner.discover`).
     """
     found: list[tuple[str, str]] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            below = files_below(path, lambda n: kind_of(n) is not None, None, contents)
+            below = files_below(path, lambda n: kind_of(n) is not None, None, contents, index)
             found.extend((f, kind_of(os.path.basename(f)) or "") for f in below)
         elif path.exists():
             kind = kind_of(path.name)
@@ -263,7 +274,7 @@ def collect(paths: list[str], errors: list[str], contents: dict[str, bytes] | No
     unique = dict(reversed(found))  # the first kind given for a path wins
     ordered = [(p, unique.pop(p)) for p, _ in found if p in unique]
     makefiles = [p for p, k in ordered if k == MAKE]
-    return ordered + [(p, MAKE) for p in included_makefiles(makefiles, contents) if p not in dict(ordered)]
+    return ordered + [(p, MAKE) for p in included_makefiles(makefiles, contents, index) if p not in dict(ordered)]
 
 
 def audit_text(text: str, path: str, kind: str) -> FileAudit | None:

@@ -30,13 +30,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from buildport import __version__
+from buildport.fileindex import FileIndex, enabled as file_index_enabled
 
 if TYPE_CHECKING:
     from buildport.result import Result
+    from buildport.textio import SourceText
     from buildport.findings import Finding
 
 #: Bumped whenever the layout of an entry changes.
-FORMAT = 1
+FORMAT = 2
 #: The size the cache is pruned back to, unless ``BUILDPORT_CACHE_MAX_MB`` says otherwise.
 DEFAULT_MAX_MB = 256
 #: A hit older than this is marked used again; a temporary file older than this is a leftover.
@@ -83,6 +85,8 @@ class Cache:
         self._clean: set[str] | None = None  # keys of results that are "nothing to do", from _CLEAN
         self._new_clean: list[str] = []
         self._folders: set[str] | None = None  # the two-digit folders present when first read
+        #: What earlier runs read of each file (see buildport.fileindex); None when switched off.
+        self.files = FileIndex(root) if file_index_enabled() else None
         if max_bytes is None:
             try:
                 max_bytes = int(float(os.environ.get("BUILDPORT_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1e6)
@@ -109,7 +113,7 @@ class Cache:
 
         def key(path: str, digest: str) -> str:
             h = head.copy()
-            h.update(json.dumps([path, digest]).encode("utf-8", "surrogatepass"))
+            h.update(f"{len(path)}:{path}\0{digest}".encode("utf-8", "surrogatepass"))  # unambiguous, and cheap
             return h.hexdigest()
 
         return key
@@ -291,13 +295,18 @@ def result_to_json(result: Result) -> dict[str, Any]:
     }
 
 
-def result_from_json(data: Any, original: str) -> Result | None:
-    """The Result stored by :func:`result_to_json`, or None when the entry is malformed."""
+def result_from_json(data: Any, original: str | SourceText) -> Result | None:
+    """The Result stored by :func:`result_to_json`, or None when the entry is malformed.
+
+    ``original`` is the file's text, or its source (read only if the result is asked for it).
+    """
     from buildport.result import Result
 
     try:
         text = original if data["text"] is None else str(data["text"])
         findings = findings_from_json(data["findings"])
-        return Result(str(data["path"]), original, text, findings, {str(p) for p in data["packages"]})
+        # stored with a text only when it differed from the original (result_to_json)
+        return Result(str(data["path"]), original, text, findings, {str(p) for p in data["packages"]},
+                      changed=data["text"] is not None)
     except (KeyError, TypeError, ValueError):  # KeyError also for an unknown severity
         return None

@@ -23,8 +23,10 @@ from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 
 if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fast --version and --help)
     from buildport.cache import Cache
+    from buildport.fileindex import FileIndex
     from buildport.findings import Finding
     from buildport.runner import Run
+    from buildport.textio import SourceText
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
 _DEBUG = "buildport.debug"
@@ -140,11 +142,11 @@ def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, o
 
 
 def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[str],
-                 contents: dict[str, bytes] | None = None) -> list[str]:
+                 contents: dict[str, SourceText] | None = None, index: FileIndex | None = None) -> list[str]:
     """:func:`buildport.runner.expand_paths`, imported when a command runs rather than at start-up."""
     from buildport.runner import expand_paths as expand
 
-    return expand(paths, wanted, skipped, contents)
+    return expand(paths, wanted, skipped, contents, index)
 
 
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
@@ -157,12 +159,13 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
         raise click.UsageError("choose one of --in-place, --diff and --check")
     wanted = is_cmake_file if kind == "cmake" else is_make_file
     skipped: list[str] = []
-    contents: dict[str, bytes] = {}  # what discovery read, so that each file is read once
-    files = expand_paths(list(paths), wanted, skipped, contents)
+    contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
+    index = cache.files if cache is not None else None
+    files = expand_paths(list(paths), wanted, skipped, contents, index)
     for note in skipped:
         click.echo(note, err=True)
     if kind == "make":
-        files += included_makefiles([f for f in files if f != "-"], contents)
+        files += included_makefiles([f for f in files if f != "-"], contents, index)
     if not files:
         click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found", err=True)
         sys.exit(EXIT_ERROR)
@@ -186,7 +189,7 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
 
 def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:
     from buildport.runner import write_changes
-    from buildport.textio import encode
+    from buildport.textio import InputError, encode
 
     if click.get_current_context().meta.get(_DEBUG):
         for o in run.outcomes:
@@ -209,10 +212,15 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
         for o in run.outcomes:
             if o.result is None:
                 continue
+            try:
+                text = o.result.text  # an unchanged file the cache answered is read only now
+            except InputError as exc:
+                errors.append(str(exc))
+                continue
             if several:
                 sys.stdout.write(f"# ==> {o.result.path} <==\n")
             sys.stdout.flush()
-            sys.stdout.buffer.write(encode(o.result.text))
+            sys.stdout.buffer.write(encode(text))
             sys.stdout.buffer.flush()
     for e in errors:
         click.echo(e, err=True)

@@ -8,6 +8,7 @@ skips, with a message, file links that leave the root and binary files.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
@@ -16,7 +17,8 @@ from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
-from buildport.textio import InputError, SourceText, decode, read_source, write_atomic
+from buildport.fileindex import FileIndex
+from buildport.textio import InputError, SourceText, decode, digest, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
 # cache answers whole never needs them.
@@ -33,14 +35,14 @@ def is_make_file(name: str) -> bool:
     return name in MAKEFILE_NAMES or name.endswith(".mk")
 
 
-def is_build_tree(path: str | os.PathLike[str]) -> bool:
-    folder = os.fspath(path)
-    return os.path.exists(os.path.join(folder, "CMakeCache.txt")) or os.path.isdir(os.path.join(folder, "CMakeFiles"))
+#: Entries that mark a folder as a build tree, whose files discovery skips (a folder given as the
+#: root is walked all the same).
+_BUILD_TREE_MARKS = frozenset({"CMakeCache.txt", "CMakeFiles"})
 
 
 def discover(
     root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, bytes] | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
 ) -> Iterator[Path]:
     """Build files below ``root`` in a stable order (a folder's files by name, then its folders by name).
 
@@ -48,40 +50,55 @@ def discover(
     nor is a binary file; each gets a message in ``skipped``. A link inside the
     root comes after the real files, and only if its target was not yielded, so
     that no file is ported twice. Directory links are not followed. Each file is
-    read to see whether it is binary; with ``contents`` the bytes read are kept
+    read to see whether it is binary; with ``contents`` the text read is kept
     there under ``str(path)``, so that porting does not read the file again.
+
+    With ``index`` (the cache's :class:`~buildport.fileindex.FileIndex`), a file
+    whose metadata are as an earlier run recorded them is not read: it was not
+    binary then, and its entry in ``contents`` is a source the index vouches for,
+    read later only if its text is needed. The files read are recorded in it.
     """
-    return (Path(name) for name in files_below(root, wanted, skipped, contents))
+    return (Path(name) for name in files_below(root, wanted, skipped, contents, index))
 
 
 def files_below(
     root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, bytes] | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
 ) -> Iterator[str]:
     """:func:`discover`, as the strings ``str(path)`` of the paths (no path objects are made)."""
     real_root = root.resolve()
+    stack_root = str(root)
     yielded: list[tuple[str, list[str]]] = []  # (folder, names of the real files yielded from it)
     links: list[str] = []
     stack = [str(root)]
     while stack:
         folder = stack.pop()
+        files: list[os.DirEntry[str]] = []
+        folders: list[os.DirEntry[str]] = []
+        build_tree = False  # a CMakeCache.txt (any kind) or a CMakeFiles folder (or link to one) in it
         try:
             with os.scandir(folder) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
+                for entry in listing:  # only folders and wanted files: most of a source tree is neither
+                    name = entry.name
+                    if name in _BUILD_TREE_MARKS:
+                        build_tree = build_tree or (entry.is_dir() if name == "CMakeFiles" else os.path.exists(entry.path))
+                    if entry.is_dir(follow_symlinks=False):
+                        if not name.startswith("."):
+                            folders.append(entry)
+                    elif wanted(name):
+                        files.append(entry)
         except OSError:
             continue
+        if build_tree and folder != stack_root:
+            continue
+        files.sort(key=_name)
+        folders.sort(key=_name)
         prefix = "" if folder == "." else os.path.join(folder, "")  # str(Path(".") / name) is just name
         names: list[str] = []
-        subfolders: list[str] = []
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                if not entry.name.startswith(".") and not is_build_tree(entry.path):
-                    subfolders.append(prefix + entry.name)
-                continue
-            if not wanted(entry.name):
-                continue
+        subfolders = [prefix + entry.name for entry in folders]
+        for entry in files:
             path = prefix + entry.name
-            reason = _skip_reason(path, real_root, entry.is_symlink(), contents)
+            reason = _skip_reason(path, real_root, entry, contents, index)
             if reason:
                 if skipped is not None:
                     skipped.append(f"{path}: skipped: {reason}")
@@ -103,10 +120,28 @@ def files_below(
                 yield link
 
 
-def _skip_reason(path: str, real_root: Path, is_link: bool, contents: dict[str, bytes] | None = None) -> str:
-    """Why a discovered file must be left alone, or ``""``."""
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _skip_reason(
+    path: str, real_root: Path, entry: os.DirEntry[str], contents: dict[str, SourceText] | None = None,
+    index: FileIndex | None = None,
+) -> str:
+    """Why a discovered file must be left alone, or ``""``; fills ``contents`` and ``index`` (see discover)."""
+    is_link = entry.is_symlink()
     if is_link and not _inside(Path(path).resolve(), real_root):
         return f"symbolic link to {Path(path).resolve()}, outside {real_root}"
+    info = None
+    if index is not None and contents is not None and not is_link:
+        try:
+            info = entry.stat(follow_symlinks=False)  # before reading: a later write gives it new times
+        except OSError:
+            return ""  # reading it reports the error
+        known = index.lookup(info)
+        if known is not None:
+            contents[path] = SourceText.vouched(path, known, (info.st_dev, info.st_ino))
+            return ""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -115,39 +150,57 @@ def _skip_reason(path: str, real_root: Path, is_link: bool, contents: dict[str, 
     if b"\x00" in data:
         return "binary file (contains NUL bytes)"
     if contents is not None:
-        contents[path] = data
+        source = SourceText(path, decode(data, path), digest(data), None if info is None else (info.st_dev, info.st_ino))
+        contents[path] = source
+        if index is not None and info is not None:
+            index.record(info, source.digest)
     return ""
 
 
-def included_makefiles(files: list[str], contents: dict[str, bytes] | None = None) -> list[str]:
+def included_makefiles(
+    files: list[str], contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
+) -> list[str]:
     """Files that discovered Makefiles ``include`` by a literal relative name (make.config...).
 
-    ``contents`` holds bytes already read (see :func:`discover`); the other files are read here.
+    ``contents`` holds what discovery read (see :func:`discover`); the other files
+    are read here. ``index`` remembers the names by the hash of each file, so that
+    a file it vouches for is not read for them.
     """
-    import re
-
-    seen = set(files)
+    seen: set[str] | None = None  # the real paths of the files, worked out at the first include
     extra: list[str] = []
-    pattern = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^$#\n]+?)[ \t]*(?:#.*)?$", re.M)
     for name in files:
-        path = Path(name)
-        data = contents.get(name) if contents is not None else None
+        known = contents.get(name) if contents is not None else None
         try:
-            if data is None:
-                with open(path, "rb") as handle:
-                    data = handle.read()
-        except OSError:
+            source = known if known is not None else read_source(name)
+            words = index.includes(source.digest) if index is not None else None
+            if words is None:
+                words = _include_words(source.text)
+                if index is not None:
+                    index.record_includes(source.digest, words)
+        except InputError:
             continue
-        if b"include" not in data:
-            continue
-        text = data.decode("utf-8", "surrogateescape")
-        for m in pattern.finditer(text):
-            for word in m.group(1).split():
-                target = (path.parent / word)
-                if target.is_file() and str(target) not in seen:
-                    seen.add(str(target))
-                    extra.append(str(target))
+        for word in words:
+            target = str(Path(name).parent / word)
+            if not os.path.isfile(target):
+                continue
+            if seen is None:
+                seen = {os.path.realpath(f) for f in files}
+            real = os.path.realpath(target)  # a/../common.mk and b/../common.mk are one file
+            if real not in seen:
+                seen.add(real)
+                plain = os.path.normpath(target)
+                extra.append(plain if os.path.realpath(plain) == real else target)
     return extra
+
+
+_INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^$#\n]+?)[ \t]*(?:#.*)?$", re.M)
+
+
+def _include_words(text: str) -> list[str]:
+    """The literal names of a Makefile's include lines."""
+    if "include" not in text:
+        return []
+    return [word for m in _INCLUDE.finditer(text) for word in m.group(1).split()]
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -191,15 +244,15 @@ class Run:
 
 def expand_paths(
     paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, bytes] | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
 ) -> list[str]:
-    """Files as given, directories expanded (see :func:`discover`, which fills ``contents``),
-    ``-`` kept for standard input."""
+    """Files as given, directories expanded (see :func:`discover`, which fills ``contents``
+    and ``index``), ``-`` kept for standard input."""
     out: list[str] = []
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir() and not wanted(path.name):
-            out.extend(files_below(path, wanted, skipped, contents))
+            out.extend(files_below(path, wanted, skipped, contents, index))
         else:
             out.append(p)
     return out
@@ -207,18 +260,21 @@ def expand_paths(
 
 def port_files(
     paths: list[str], options: Options, stdin: bytes | None = None, kind: str = "cmake",
-    jobs: int = 1, cache: Cache | None = None, contents: dict[str, bytes] | None = None,
+    jobs: int = 1, cache: Cache | None = None, contents: dict[str, SourceText] | None = None,
 ) -> Run:
     """Port every file; for CMake, the ROCm packages any file links are found where CUDA is.
 
     With ``jobs`` > 1 the files are ported in a pool of processes; the outcomes
     are the same, in the same order, as with ``jobs`` = 1 (which stays in this
     process). ``cache`` holds results from earlier runs; a hit is what the
-    computation would return. ``contents`` holds bytes already read (see
-    :func:`discover`); they are used, and dropped, instead of reading again.
+    computation would return. ``contents`` holds what discovery read (see
+    :func:`discover`); it is used, and dropped, instead of reading again.
     """
     with Workers(jobs, _warm_make_parser if kind == "make" else None) as workers:
-        return _port_files(paths, options, stdin, kind, workers, cache, contents)
+        run = _port_files(paths, options, stdin, kind, workers, cache, contents)
+    if cache is not None and cache.files is not None:
+        cache.files.save()  # what discovery recorded
+    return run
 
 
 def _warm_make_parser() -> None:
@@ -229,11 +285,11 @@ def _warm_make_parser() -> None:
 
 def _port_files(
     paths: list[str], options: Options, stdin: bytes | None, kind: str, workers: Workers, cache: Cache | None,
-    contents: dict[str, bytes] | None,
+    contents: dict[str, SourceText] | None,
 ) -> Run:
     run = Run()
-    paths = _unique(paths)
     contents = contents if contents is not None else {}
+    paths = _unique(paths, contents)
     sources = [_load(path, stdin, contents.pop(path, None)) for path in paths]
     facts = _make_facts(paths, sources, cache, workers) if kind == "make" else None
     run.outcomes = _port_all(sources, options, kind, facts, workers, cache)
@@ -256,13 +312,15 @@ def _port_files(
     return run
 
 
-def _load(path: str, stdin: bytes | None, data: bytes | None = None) -> FileOutcome:
-    """The file read (or ``data``, its bytes read before) and decoded (``source`` set), or its read error."""
+def _load(path: str, stdin: bytes | None, known: SourceText | None = None) -> FileOutcome:
+    """The file read and decoded (``source`` set; ``known`` is what discovery read), or its read error."""
+    if known is not None:
+        return FileOutcome(path, source=known)
     try:
         if path == "-":
             source = SourceText("<stdin>", decode(stdin or b"", "<stdin>"), "")
         else:
-            source = read_source(path, data)
+            source = read_source(path)
     except InputError as exc:
         return FileOutcome(path, error=str(exc))
     return FileOutcome(path, source=source)
@@ -286,16 +344,21 @@ def _port_all(
         if cache is not None and source.digest:
             keys[i] = key_of(item.path, source.digest)
             if cache.is_clean(keys[i]):
-                out.append(FileOutcome(item.path, Result(source.path, source.text, source.text), source))
+                out.append(FileOutcome(item.path, Result.unchanged(source), source))
                 continue
             stored = cache.get(keys[i])
             if isinstance(stored, dict) and isinstance(stored.get("error"), str):
                 out.append(FileOutcome(item.path, error=stored["error"]))  # input the parser rejected
                 continue
-            result = result_from_json(stored, source.text) if stored is not None else None
+            result = result_from_json(stored, source) if stored is not None else None
             if result is not None:
                 out.append(FileOutcome(item.path, result, source))
                 continue
+        try:
+            source.text  # a source the file index vouched for is read now, for the pass (or its error)
+        except InputError as exc:
+            out.append(FileOutcome(item.path, error=str(exc)))
+            continue
         out.append(item)
         missing.append(i)
     tasks = [(out[i].path, out[i].source, keys.get(i)) for i in missing]
@@ -425,7 +488,7 @@ def _unpack_outcome(task: tuple[str, SourceText | None, str | None], packed: tup
     error, exception, data = packed
     if data is None or source is None:
         return FileOutcome(path, error=error, exception=exception)
-    result = result_from_json(data, source.text)
+    result = result_from_json(data, source)
     assert result is not None, "packed by _pack_outcome in a worker of this run"
     return FileOutcome(path, result, source, error, exception)
 
@@ -440,13 +503,19 @@ def _picklable(exc: Exception) -> bool:
     return True
 
 
-def _unique(paths: list[str]) -> list[str]:
-    """Each file once, however it was reached (``a/../common.mk`` and ``b/../common.mk``)."""
+def _unique(paths: list[str], contents: dict[str, SourceText] | None = None) -> list[str]:
+    """Each file once, however it was reached (``a/../common.mk`` and ``b/../common.mk``).
+
+    A file discovery read (in ``contents``) is known by the device and inode it had then.
+    """
     seen: set[object] = set()
     out: list[str] = []
     for p in paths:
         key: object = p
-        if p != "-":
+        known = contents.get(p) if contents is not None else None
+        if known is not None and known.identity is not None:
+            key = known.identity
+        elif p != "-":
             try:
                 info = os.stat(p)  # the same file by any path or link has the same device and inode
                 key = (info.st_dev, info.st_ino)

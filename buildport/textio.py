@@ -18,7 +18,6 @@ import signal
 import stat
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -48,13 +47,59 @@ class InputError(Exception):
         self.col = col
 
 
-@dataclass(frozen=True, slots=True)
 class SourceText:
-    """A file's text and the hash of the bytes it was decoded from."""
+    """A file's text and the SHA-256 of the bytes it was decoded from.
 
-    path: str
-    text: str
-    digest: str
+    A source from :meth:`vouched` starts with the digest alone (the cache's file
+    index vouched for the file from its metadata): its text is read when first
+    asked for, and must still hash to that digest, else :class:`InputError` (the
+    file changed while buildport was running).
+    """
+
+    __slots__ = ("path", "digest", "identity", "_text")
+
+    def __init__(self, path: str, text: str, digest: str, identity: tuple[int, int] | None = None) -> None:
+        self.path = path
+        self.digest = digest
+        #: (device, inode) of the file it was read from, when discovery knew them.
+        self.identity = identity
+        self._text: str | None = text
+
+    @classmethod
+    def vouched(cls, path: str, digest: str, identity: tuple[int, int] | None = None) -> "SourceText":
+        """The file at ``path``, known to hash to ``digest``; read only if its text is needed."""
+        source = cls(path, "", digest, identity)
+        source._text = None
+        return source
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            data = _read(self.path)
+            if digest(data) != self.digest:
+                raise InputError(self.path, "file changed while buildport was running")
+            self._text = decode(data, self.path)
+        return self._text
+
+    @property
+    def is_read(self) -> bool:
+        """Whether the text is at hand (false only for a vouched source not yet read)."""
+        return self._text is not None
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return SourceText, (self.path, self.text, self.digest, self.identity)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SourceText):
+            return NotImplemented
+        return (self.path, self.digest) == (other.path, other.digest) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.digest))
+
+    def __repr__(self) -> str:
+        text = repr(self._text) if self._text is not None else "<not read>"
+        return f"SourceText(path={self.path!r}, text={text}, digest={self.digest!r})"
 
 
 def decode(data: bytes, path: str = "<input>") -> str:
@@ -79,18 +124,21 @@ def digest(data: bytes) -> str:
 def read_source(path: str | os.PathLike[str], data: bytes | None = None) -> SourceText:
     """Read ``path`` as text (or decode ``data``, its bytes read before); :class:`InputError` when that is impossible."""
     name = os.fspath(path)
-    if data is not None:
-        return SourceText(name, decode(data, name), digest(data))
+    if data is None:
+        data = _read(name)
+    return SourceText(name, decode(data, name), digest(data))
+
+
+def _read(name: str) -> bytes:
     try:
         with open(name, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except IsADirectoryError:
         raise InputError(name, "is a directory, not a file") from None
     except FileNotFoundError:
         raise InputError(name, "no such file") from None
     except OSError as exc:
         raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
-    return SourceText(name, decode(data, name), digest(data))
 
 
 def write_atomic(source: SourceText, new_text: str) -> None:

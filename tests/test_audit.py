@@ -278,3 +278,19 @@ def test_line_pairing_with_bounds_picks_what_every_ratio_picks(old: list[str], n
     from buildport.audit import _pair
 
     assert list(_pair(old, 0, len(old), new, 0, len(new))) == _pair_by_every_ratio(old, 0, len(old), new, 0, len(new))
+
+
+def test_a_makefile_included_from_several_folders_is_audited_once(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "make-suite-shared-config",
+                    tmp_path / "p")
+    (tmp_path / "p" / "make.config").write_text("NVCC := nvcc\n")  # reached only through includes
+    for sub in ("histogram", "kmeans"):
+        makefile = tmp_path / "p" / sub / "Makefile"
+        makefile.write_text("include ../make.config\n" + makefile.read_text())
+    report = audit([str(tmp_path / "p")])
+    paths = [f.path for f in report.files]
+    assert len(paths) == len(set(paths))
+    assert sorted(p for p in paths if p.endswith(("common.mk", "make.config"))) == [
+        str(tmp_path / "p" / "common.mk"), str(tmp_path / "p" / "make.config")]

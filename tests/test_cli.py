@@ -123,3 +123,27 @@ def test_findings_go_to_stderr(tmp_path: Path) -> None:
     out = run("cmake", str(f))
     assert b"CUDA::nvjpeg" in out.stdout
     assert f"{f}:2:25: warning[cmake-library-unported]".encode() in out.stderr
+
+
+def test_discovery_skips_build_trees_below_the_root_but_walks_a_root_that_is_one(tmp_path: Path) -> None:
+    from buildport.runner import files_below, is_cmake_file
+
+    (tmp_path / "CMakeCache.txt").write_text("")
+    (tmp_path / "CMakeLists.txt").write_text("project(x)\n")
+    for name, mark in (("cache", "CMakeCache.txt"), ("files", "CMakeFiles"), ("linked", "CMakeFiles")):
+        folder = tmp_path / "sub" / name
+        folder.mkdir(parents=True)
+        (folder / "CMakeLists.txt").write_text("project(y)\n")
+        if name == "linked":
+            (folder / mark).symlink_to(tmp_path / "sub" / "files" / "CMakeFiles")
+        elif mark == "CMakeFiles":
+            (folder / mark).mkdir()
+        else:
+            (folder / mark).write_text("")
+    (tmp_path / "sub" / "plain").mkdir()
+    (tmp_path / "sub" / "plain" / "CMakeLists.txt").write_text("project(z)\n")
+    (tmp_path / "sub" / "dangling").mkdir()
+    (tmp_path / "sub" / "dangling" / "CMakeCache.txt").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "sub" / "dangling" / "CMakeLists.txt").write_text("project(w)\n")
+    found = [os.path.relpath(p, tmp_path) for p in files_below(tmp_path, is_cmake_file)]
+    assert found == ["CMakeLists.txt", "sub/dangling/CMakeLists.txt", "sub/plain/CMakeLists.txt"]
