@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import difflib
+import operator
 import os
 import re
 from collections import Counter
@@ -66,6 +67,10 @@ class FileAudit:
         return sum(1 for f in self.findings if f.fixable)
 
 
+#: Finding.sort_key, in C: a report sorts every finding of the run.
+_SORT_KEY = operator.attrgetter("path", "line", "col", "rule")
+
+
 @dataclass(slots=True)
 class AuditReport:
     """Every audited file and every input that could not be read or parsed."""
@@ -75,10 +80,14 @@ class AuditReport:
 
     @property
     def findings(self) -> list[Finding]:
-        return sorted((f for a in self.files for f in a.findings), key=Finding.sort_key)
+        return sorted((f for a in self.files for f in a.findings), key=_SORT_KEY)
 
     def at_or_above(self, threshold: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity >= threshold]
+
+    def any_at_or_above(self, threshold: Severity) -> bool:
+        """Whether ``at_or_above(threshold)`` is not empty (without sorting every finding)."""
+        return any(f.severity >= threshold for a in self.files for f in a.findings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +143,9 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
             continue
         if outcome is None:
             continue
-        outcome.findings = [f for f in outcome.findings if rules.wants(f.rule)]
-        outcome.line_scoped &= set(outcome.findings)
+        if rules.select or rules.ignore:
+            outcome.findings = [f for f in outcome.findings if rules.wants(f.rule)]
+            outcome.line_scoped &= set(outcome.findings)
         report.files.append(outcome)
     report.files.sort(key=lambda a: a.path)
     if index is not None:

@@ -298,7 +298,7 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
         click.echo(error, err=True)
     if report.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(1 if report.at_or_above(Severity[fail_on.upper()]) else EXIT_OK)
+    sys.exit(1 if report.any_at_or_above(Severity[fail_on.upper()]) else EXIT_OK)
 
 
 @main.command()

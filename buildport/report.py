@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C one where available
+from typing import Any, Callable
 from urllib.parse import quote
 
 import click
@@ -18,7 +19,7 @@ import click
 from buildport import __version__
 from buildport.audit import AuditReport, FileAudit, describe
 from buildport.findings import Finding, Severity
-from buildport.jsontext import dumps_indented
+from buildport.jsontext import RawJSON, dumps_indented
 from buildport.rules import source_rules
 
 JSON_VERSION = 1
@@ -89,6 +90,11 @@ def _summary(report: AuditReport, style: Any) -> list[str]:
 
 def to_json(report: AuditReport) -> dict[str, Any]:
     """The report as the data of ``audit-v1.json``."""
+    return _document(report, finding_json)
+
+
+def _document(report: AuditReport, finding: Callable[[Finding, str, str | None], Any]) -> dict[str, Any]:
+    """The JSON data of the report, each finding as ``finding(f, kind, replacement_scope)``."""
     findings = report.findings
     fixable = sum(1 for f in findings if f.fixable)
     scoped = {f for a in report.files for f in a.line_scoped}
@@ -100,15 +106,7 @@ def to_json(report: AuditReport) -> dict[str, Any]:
         "files": [
             {"path": a.path, "kind": a.kind, "findings": len(a.findings), "fixable": a.fixable} for a in report.files
         ],
-        "findings": [
-            {
-                "path": f.path, "kind": kinds[f.path], "line": f.line, "column": f.col, "rule": f.rule,
-                "severity": str(f.severity), "message": f.message, "suggestion": f.suggestion,
-                "fixable": f.fixable, "replacement": f.replacement if f.fixable else None,
-                "replacement_scope": _scope(f, scoped),
-            }
-            for f in findings
-        ],
+        "findings": [finding(f, kinds[f.path], _scope(f, scoped)) for f in findings],
         "rules": [_rule_json(rule) for rule in sorted({f.rule for f in findings})],
         "summary": {
             "files": len(report.files),
@@ -123,11 +121,38 @@ def to_json(report: AuditReport) -> dict[str, Any]:
     }
 
 
+def finding_json(f: Finding, kind: str, scope: str | None) -> dict[str, Any]:
+    """One entry of the report's ``findings``."""
+    return {
+        "path": f.path, "kind": kind, "line": f.line, "column": f.col, "rule": f.rule,
+        "severity": str(f.severity), "message": f.message, "suggestion": f.suggestion,
+        "fixable": f.fixable, "replacement": f.replacement if f.fixable else None,
+        "replacement_scope": scope,
+    }
+
+
+def finding_line(f: Finding, kind: str, scope: str | None) -> RawJSON:
+    """``json.dumps(finding_json(f, kind, scope), ensure_ascii=False)``, written directly: a report
+    of a large tree has a hundred thousand of them."""
+    enc = encode_basestring
+    replacement = enc(f.replacement) if f.fixable else "null"
+    return RawJSON(
+        f'{{"path": {enc(f.path)}, "kind": {enc(kind)}, "line": {int.__repr__(f.line)}, '
+        f'"column": {int.__repr__(f.col)}, "rule": {enc(f.rule)}, "severity": {_SEVERITY_JSON[f.severity]}, '
+        f'"message": {enc(f.message)}, "suggestion": {enc(f.suggestion)}, '
+        f'"fixable": {"true" if f.fixable else "false"}, "replacement": {replacement}, '
+        f'"replacement_scope": {"null" if scope is None else enc(scope)}}}'
+    )
+
+
+_SEVERITY_JSON = {s: encode_basestring(str(s)) for s in Severity}
+
+
 def _scope(f: Finding, scoped: set[Finding]) -> str | None:
     """span: replaces the reported text; line: the rewritten line; unknown: a removal or not known."""
     if not f.fixable:
         return None
-    if f in scoped:
+    if scoped and f in scoped:
         return "line"
     return "span" if f.replacement else "unknown"
 
@@ -138,7 +163,8 @@ def _rule_json(rule: str) -> dict[str, str]:
 
 
 def render_json(report: AuditReport) -> str:
-    return dumps_indented(to_json(report), one_line_at=2) + "\n"  # each file, finding and rule on one line
+    # each file, finding and rule on one line; the findings written by finding_line, the rest by the encoder
+    return dumps_indented(_document(report, finding_line), one_line_at=2, end="\n")
 
 
 def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
@@ -204,4 +230,4 @@ def _artifact(path: str, base: Path) -> dict[str, str]:
 
 
 def render_sarif(report: AuditReport, root: Path | None = None) -> str:
-    return dumps_indented(to_sarif(report, root)) + "\n"
+    return dumps_indented(to_sarif(report, root), end="\n")
