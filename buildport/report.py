@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C one where available
+from json.encoder import encode_basestring  # the C one where available
 from typing import Any, Callable
 from urllib.parse import quote
 
