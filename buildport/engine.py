@@ -14,7 +14,8 @@ from buildport.passes.base import Context, Pass, gather_file_facts, gather_targe
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
-from buildport.passes.make import MakeContext, gather, port_lines, report_platform
+from buildport.passes.make import MakeContext, port_lines, report_platform
+from buildport.passes.make_facts import gather
 from buildport.passes.make_prelude import prelude, prelude_offset
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
 from buildport.result import Result, UnstableRewrite

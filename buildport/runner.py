@@ -542,7 +542,7 @@ def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None
         if isinstance(stored, list) and len(stored) == 4:
             compilers, archs, flags, host_links = stored
             return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links))
-    from buildport.passes.make import combine
+    from buildport.passes.make_facts import combine
 
     tasks = [(path, item.source.text) for path, item in zip(paths, loaded) if path != "-" and item.source is not None]
     facts = MakeFacts()
@@ -556,7 +556,7 @@ def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None
 def _file_facts_chunk(tasks: list[tuple[str, str]], _shared: None) -> list[Any]:
     """What each Makefile of a chunk says on its own; None for one that does not parse (reported when
     it is ported). Runs in a worker process with ``jobs`` > 1."""
-    from buildport.passes.make import file_facts
+    from buildport.passes.make_facts import file_facts
     from buildport.syntax.errors import ParseError
     from buildport.syntax.make import parse_make
 

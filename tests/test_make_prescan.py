@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from buildport.engine import Result, UnstableRewrite, port_make
 from buildport.passes import make_prescan
-from buildport.passes.make import MakeFacts, gather
+from buildport.options import MakeFacts
+from buildport.passes.make_facts import gather
 from buildport.passes.make_prescan import FIXED, Prescan, disabled, make_words
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
@@ -192,7 +193,7 @@ _COMMON = "CUDA_CC := /usr/local/cuda/bin/nvcc\nGPU_FLAGS := $(ARCH_FLAGS) -O2\n
 def test_combined_facts_do_not_depend_on_the_order_of_the_files(order: tuple[str, str]) -> None:
     """A compiler variable set in common.mk launches nvcc in a Makefile read before it, too;
     its flag variables and what they are made of are flag variables of the run."""
-    from buildport.passes.make import combine, file_facts
+    from buildport.passes.make_facts import combine, file_facts
 
     texts = {"rules": _RULES, "common": _COMMON}
     facts = MakeFacts()

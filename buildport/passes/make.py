@@ -13,17 +13,16 @@ from dataclasses import dataclass, field
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts
 from buildport.nvcc import is_nvcc_only, translate
+from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
 from buildport.passes.make_prescan import Prescan, skipping
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import (
     FLAG_VARIABLE,
-    HOST_LINKERS,
     NVCC_WORD,
     PLATFORM_HINTS,
     PRELUDE,
     ROOT_VARIABLES,
 )
-from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import (
     SELECTABLE,
@@ -39,12 +38,8 @@ from buildport.syntax.make_nodes import (
 )
 from buildport.syntax.make_words import Span, iter_references, iter_words
 
-ROOT_REF = re.compile(r"\$([({])(" + "|".join(sorted(ROOT_VARIABLES)) + r")[)}]")
-_ARCH_NAME = re.compile(r"^(?:sm|compute|lto)_\d+[a-z]?$")
 _ADDPREFIX_XCOMPILER = re.compile(r"^\$[({]addprefix\s+(?:-Xcompiler|--compiler-options)\s*,(.*)[)}]$", re.S)
 _EVAL_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\+=|:=|\?=|=)\s*(.*?)\s*$", re.S)
-_REF = re.compile(r"^\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]$")
-_REFS = re.compile(r"\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
 _HIP_ARCH = "$(HIP_ARCH_FLAGS)"
 
 
@@ -77,113 +72,6 @@ class MakeContext:
     def replace(self, span: Span, text: str) -> None:
         if span.of(self.text) != text:
             self.edits[(span.start, span.end)] = text
-
-
-@dataclass(slots=True)
-class FileFacts:
-    """What one Makefile says, read alone: the run's :class:`MakeFacts` combine those of all its files.
-
-    ``launches`` holds, for each recipe command, the words that may launch the
-    compiler, in order: a variable reference (its name) or nvcc itself (``""``),
-    each with the variables referred to after it. Which of them does launch
-    nvcc depends on the compiler variables of every file, so that is decided
-    in :func:`combine`.
-    """
-
-    compiler_vars: set[str] = field(default_factory=set)
-    arch_vars: set[str] = field(default_factory=set)
-    uses: dict[str, set[str]] = field(default_factory=dict)  # variable → variables its value refers to
-    host_links: bool = False
-    launches: list[list[tuple[str, tuple[str, ...]]]] = field(default_factory=list)
-
-
-def gather(tree: MakeFile, facts: MakeFacts) -> None:
-    """Compiler, architecture and flag variables, and whether a host compiler links: one file into ``facts``."""
-    combine(facts, [file_facts(tree, facts.compiler_vars)])
-
-
-def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
-    """The facts of one Makefile on its own (see :class:`FileFacts`).
-
-    ``known``: every compiler variable there can be besides the file's own
-    (when it is read alone, or last); then only recipes that run one of them,
-    nvcc, or may link are read. Without it, every recipe that runs a program a
-    variable names is read too, since another file may make that a compiler.
-    """
-    text = tree.source
-    scan = Prescan(text)
-    out = FileFacts()
-    for start, (end, variable, value) in tree.variables().items():  # no line need be built
-        if scan.hot(start, end):  # nvcc, hipcc or an architecture name in it
-            words = [w.of(text) for w in iter_words(text, value.start, value.end)]
-            if words and (NVCC_WORD.match(_paths(words[0])) or _paths(words[0]).endswith("/bin/hipcc")):
-                out.compiler_vars.add(variable)
-            if words and all(_ARCH_NAME.match(w) for w in words):
-                out.arch_vars.add(variable)
-        out.uses.setdefault(variable, set()).update(_REFS.findall(value.of(text)))
-    if known is not None:
-        scan = Prescan(text, known | out.compiler_vars)
-    marks = _LINKS if known is not None else _LINKS_OR_RUNS
-
-    def commands_that_matter(cls: type[Line], start: int, end: int) -> bool:
-        # a recipe matters if it may link (-o) or run nvcc (or, unless known, a program a variable names)
-        return cls is Define or scan.hot(start, end) or marks.search(text, start, end) is not None
-
-    for line in tree.select(_COMMANDS, commands_that_matter):
-        commands: list[str] = []
-        if isinstance(line, RecipeLine):
-            commands = [line.command_text]
-        elif isinstance(line, Define):
-            commands = line.body_text.splitlines()
-        for command in commands:
-            words = command.split()
-            if words:
-                first = words[0].lstrip("@-+")
-                if HOST_LINKERS.match(first) and "-o" in words and "-c" not in words:
-                    out.host_links = True
-            launches: list[tuple[str, tuple[str, ...]]] = []
-            for i, word in enumerate(words):
-                bare = word.lstrip("@-+")
-                nvcc = NVCC_WORD.match(bare) is not None
-                m = _REF.match(bare)
-                if (nvcc or m is not None) and _command_position(words, i):
-                    after = tuple(_REFS.findall(" ".join(words[i + 1 :])))
-                    launches.append(("" if nvcc else m.group(1), after))  # type: ignore[union-attr]
-            if launches:
-                out.launches.append(launches)
-    return out
-
-
-def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
-    """Add what ``files`` say to ``facts``: compilers and architectures first, then the flag
-    variables of every command that launches nvcc or a compiler variable of any of them, then
-    the variables those flag variables are made of."""
-    for part in files:
-        facts.compiler_vars |= part.compiler_vars
-        facts.arch_vars |= part.arch_vars
-        facts.host_links = facts.host_links or part.host_links
-    for part in files:
-        for launches in part.launches:
-            for name, after in launches:
-                if not name or name in facts.compiler_vars:
-                    facts.flag_vars.update(after)
-                    break
-    # flags flow: ALL_CCFLAGS += $(NVCCFLAGS) makes NVCCFLAGS a flag variable too
-    uses: dict[str, set[str]] = {}
-    for part in files:
-        for variable, refs in part.uses.items():
-            uses.setdefault(variable, set()).update(refs)
-    pending = list(facts.flag_vars)
-    while pending:
-        for used in uses.get(pending.pop(), ()):
-            if used not in facts.flag_vars:
-                facts.flag_vars.add(used)
-                pending.append(used)
-
-
-_COMMANDS = frozenset({RecipeLine, Define})
-_LINKS = re.compile(r"-o")
-_LINKS_OR_RUNS = re.compile(r"-o|\$[({]")
 
 
 #: Lines port_lines reads whatever their words: few, and make code in any case.
@@ -283,7 +171,7 @@ def _command(ctx: MakeContext, span: Span) -> None:
     spans = list(iter_words(ctx.text, span.start, span.end))
     words = [s.of(ctx.text) for s in spans]
     start = next(
-        (i for i, w in enumerate(words) if _is_nvcc(ctx, w.lstrip("@-+")) and _command_position(words, i)), None
+        (i for i, w in enumerate(words) if _is_nvcc(ctx, w.lstrip("@-+")) and command_position(words, i)), None
     )
     if start is None:
         _words(ctx, spans, flags=any(is_nvcc_only(w) for w in words), command=False, variable="")
@@ -292,25 +180,14 @@ def _command(ctx: MakeContext, span: Span) -> None:
     _words(ctx, spans[start:], flags=True, command=True, variable="")
 
 
-_SHELL_LEADS = frozenset({"&&", "||", ";", "|", "then", "do", "else", "time", "exec", "env", "xargs", "-c"})
-
-
-def _command_position(words: list[str], i: int) -> bool:
-    """Is word ``i`` where a shell runs a program: first, after a separator or a make prefix like $(EXEC)?"""
-    if i == 0:
-        return True
-    before = words[i - 1]
-    return before in _SHELL_LEADS or before.endswith((";", "&&")) or bool(_REF.match(before.lstrip("@-+")))
-
-
 def _plain(ctx: MakeContext, span: Span | None) -> None:
     if span is not None:
         _words(ctx, list(iter_words(ctx.text, span.start, span.end)), flags=False, command=False, variable="")
 
 
 def _is_nvcc(ctx: MakeContext, word: str) -> bool:
-    m = _REF.match(word)
-    return bool(NVCC_WORD.match(_paths(word))) or (m is not None and m.group(1) in ctx.facts.compiler_vars)
+    m = REFERENCE.match(word)
+    return bool(NVCC_WORD.match(root_paths(word))) or (m is not None and m.group(1) in ctx.facts.compiler_vars)
 
 
 def _define(ctx: MakeContext, line: Define) -> None:
@@ -392,7 +269,7 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
 
 def _arch_for(ctx: MakeContext, value: str) -> list[str] | None:
     """``-arch=$(ARCH)`` keeps ``ARCH`` as the user's knob, now holding AMD targets."""
-    m = _REF.match(value)
+    m = REFERENCE.match(value)
     if m is not None and m.group(1) in ctx.facts.arch_vars:
         return [f"$(addprefix --offload-arch=,{value})"]
     return None
@@ -423,7 +300,7 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         ctx.report(offset, "make-arch", Severity.INFO, "per-architecture -gencode loop → $(HIP_ARCH_FLAGS)",
                    fixable=True, replacement=_HIP_ARCH)
         return _HIP_ARCH
-    new = _paths(word)
+    new = root_paths(word)
     if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
         ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → $(HIPCC)", fixable=True,
                    replacement="$(HIPCC)")
@@ -460,15 +337,6 @@ def _library(ctx: MakeContext, word: str, offset: int) -> str:
     ctx.report(offset, "make-library", Severity.INFO, f"{word} → -l{lib.rocm_link}", fixable=True,
                replacement=f"-l{lib.rocm_link}")
     return f"-l{lib.rocm_link}"
-
-
-def _paths(word: str) -> str:
-    new = ROOT_REF.sub(lambda m: "$(ROCM_PATH)" if m.group(1) == "(" else "${ROCM_PATH}", word)
-    new = CUDA_ROOT_LITERAL.sub("$(ROCM_PATH)", new)
-    if new != word:
-        for cuda, rocm in SUBPATHS.items():
-            new = new.replace("ROCM_PATH)" + cuda, "ROCM_PATH)" + rocm).replace("ROCM_PATH}" + cuda, "ROCM_PATH}" + rocm)
-    return new
 
 
 def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:

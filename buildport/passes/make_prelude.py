@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from buildport.passes.make import ROOT_REF, MakeContext
+from buildport.passes.make import MakeContext
+from buildport.passes.make_facts import ROOT_REF
 from buildport.rules.make import PRELUDE, ROOT_VARIABLES
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
