@@ -6,13 +6,16 @@ Usage::
     python benchmarks/scaling.py --files 4 --reps 1  # a smoke run
     python benchmarks/scaling.py /path/to/a/tree     # a real tree
 
-Each figure is the median wall time of ``--reps`` runs of ``python -m buildport``
-in a fresh process (so start-up and imports count, as a user sees them), over a
-tree from :mod:`synthetic` or a real one. For ``cmake --check``, ``make --check``
-and ``audit`` the table shows ``--jobs 1`` over ``--jobs 2`` (each run starts with no
-results cached, but with the make parser's tables, as a user's second run on a
-changed tree does) and a cold cache (nothing at all) over a warm one; then the
-start-up time of ``--version``. Nothing here is asserted; figures vary with the machine.
+Each run is ``python -m buildport`` in a fresh process (so start-up and imports
+count, as a user sees them), over a tree from :mod:`synthetic` or a real one. For
+``cmake --check``, ``make --check`` and ``audit`` the table compares ``--jobs 1``
+with ``--jobs 2`` (each run starts with no results cached, but with the make
+parser's tables, as a user's second run on a changed tree does), and a cold cache
+(nothing at all) with a warm one. The two runs of a comparison are timed as
+``--reps`` pairs, back to back in alternating order, so that a busy spell of a
+shared machine slows both sides of a pair; a figure gives the median times, the
+median ratio of the pairs and their range. Last, the start-up time of
+``--version`` (median). Nothing here is asserted; figures vary with the machine.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,18 +44,38 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
     return elapsed
 
 
-def median_of(reps: int, command: list[str], env: dict[str, str], cwd: Path, before: Path | None = None,
-              keep: tuple[str, ...] = ()) -> float:
-    """The median of ``reps`` runs; ``before`` is a cache folder emptied before each run (a cold cache)
-    but for the entries named in ``keep``."""
-    times = []
-    for _ in range(reps):
-        if before is not None:
-            for entry in before.iterdir() if before.is_dir() else ():
-                if entry.name not in keep:
-                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
-        times.append(timed(command, env, cwd))
-    return statistics.median(times)
+def empty(cache: Path, keep: tuple[str, ...] = ()) -> None:
+    """Delete what ``cache`` holds but the entries named in ``keep`` (a cold cache)."""
+    for entry in cache.iterdir() if cache.is_dir() else ():
+        if entry.name not in keep:
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+
+
+def median_of(reps: int, command: list[str], env: dict[str, str], cwd: Path) -> float:
+    return statistics.median(timed(command, env, cwd) for _ in range(reps))
+
+
+def paired(reps: int, first: Callable[[], float], second: Callable[[], float]) -> tuple[list[float], list[float]]:
+    """``reps`` pairs of timings, the two runs of a pair back to back and in alternating order, so
+    that a slow spell of a shared machine weighs on both sides of a ratio rather than on one."""
+    a: list[float] = []
+    b: list[float] = []
+    for rep in range(reps):
+        if rep % 2:
+            b.append(second())
+            a.append(first())
+        else:
+            a.append(first())
+            b.append(second())
+    return a, b
+
+
+def ratio_figure(a: list[float], b: list[float], digits: int = 2) -> str:
+    """Median times and the median (and range) of the pairs' ratios."""
+    ratios = sorted(x / y for x, y in zip(a, b))
+    spread = f" (pairs {ratios[0]:.{digits}f}–{ratios[-1]:.{digits}f})" if len(ratios) > 1 else ""
+    return (f"{statistics.median(a):.2f} s / {statistics.median(b):.3f} s = "
+            f"{statistics.median(ratios):.{digits}f}×{spread}")
 
 
 #: The runs measured: (name, command after ``buildport``); audit exits 1 when it finds something.
@@ -69,20 +93,27 @@ def measure(root: Path, scratch: Path, reps: int, startup_reps: int) -> list[tup
     rows: list[tuple[str, str]] = []
     for name, args in RUNS:
         command = [*bp, *args, str(root)]
-        cache = scratch / f"cache-{args[0]}"
         # --jobs: no results kept from run to run, the make parser's tables kept (as for a user's second run)
         jobs_cache = scratch / f"jobs-{args[0]}"
-        keep = ("parsers",)
         sharing = [*command, "--cache-dir", str(jobs_cache)]
         timed([*sharing, "--jobs", "1"], env, scratch)  # the parser tables
-        serial = median_of(reps, [*sharing, "--jobs", "1"], env, scratch, before=jobs_cache, keep=keep)
-        double = median_of(reps, [*sharing, "--jobs", "2"], env, scratch, before=jobs_cache, keep=keep)
-        cold = median_of(reps, [*command, "--jobs", "1", "--cache-dir", str(cache)], env, scratch, before=cache)
-        timed([*command, "--jobs", "1", "--cache-dir", str(cache)], env, scratch)  # fill the cache
-        warm = median_of(reps, [*command, "--jobs", "1", "--cache-dir", str(cache)], env, scratch)
+
+        def no_results(jobs: str) -> float:
+            empty(jobs_cache, keep=("parsers",))
+            return timed([*sharing, "--jobs", jobs], env, scratch)
+
+        serial, double = paired(reps, lambda: no_results("1"), lambda: no_results("2"))
+        cache = scratch / f"cache-{args[0]}"
+        cached = [*command, "--jobs", "1", "--cache-dir", str(cache)]
+
+        def cold() -> float:
+            empty(cache)
+            return timed(cached, env, scratch)
+
+        colds, warms = paired(reps, cold, lambda: timed(cached, env, scratch))
         rows += [
-            (f"{name}, --jobs 1 / --jobs 2 (no results cached)", f"{serial:.2f} s / {double:.2f} s = {serial / double:.2f}×"),
-            (f"{name}, cold / warm cache (--jobs 1)", f"{cold:.2f} s / {warm:.3f} s = {cold / warm:.1f}×"),
+            (f"{name}, --jobs 1 / --jobs 2 (no results cached)", ratio_figure(serial, double)),
+            (f"{name}, cold / warm cache (--jobs 1)", ratio_figure(colds, warms, 1)),
         ]
     interpreter = median_of(startup_reps, [sys.executable, "-c", "pass"], env, scratch)
     version = median_of(startup_reps, [*bp, "--version"], env, scratch)
@@ -100,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", nargs="?", type=Path, help="a real tree to measure instead of a generated one")
     parser.add_argument("--files", type=int, default=2000, help="CMake files (and as many Makefiles) to generate")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--reps", type=int, default=3, help="runs per figure (median)")
+    parser.add_argument("--reps", type=int, default=5, help="pairs of runs per comparison")
     parser.add_argument("--startup-reps", type=int, default=20, help="runs of --version (median)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -115,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = measure(tree.resolve(), scratch, args.reps, args.startup_reps)
     what = str(args.root) if args.root else f"{args.files} generated CMake files and Makefiles"
     print(f"# buildport scaling: {what}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-          f"median of {args.reps} (start-up: {args.startup_reps})\n")
+          f"{args.reps} pairs per comparison (start-up: median of {args.startup_reps})\n")
     print("| measure | figure |\n|---|---|")
     for what, figure in rows:
         print(f"| {what} | {figure} |")
