@@ -406,3 +406,26 @@ def test_fast_path_matches_lark_on_deeply_nested_defines() -> None:
     text = "define a\n" + "define b\n" * depth + "endef\n" * depth + "endef\nx = 1\n"
     same_as_reference(text)
     same_as_reference("a = b\n" + text + "all: x\n\tcc\n")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_line_col_counts_then_indexes_and_agrees_with_position_of(newline: str) -> None:
+    from buildport.syntax.errors import position_of
+
+    text = newline.join(f"V{i} := {'x' * (i % 7)}" for i in range(200)) + newline
+    tree = parse_make(text)
+    for offset in list(range(0, len(text), 37)) + [len(text) - 1, 0]:  # far more lookups than are counted
+        line, col, _source = position_of(text, offset)
+        assert tree.line_col(offset) == (line, col), offset
+
+
+def test_edits_apply_in_one_pass_and_keep_every_other_byte() -> None:
+    from buildport.engine import apply_spans
+
+    text = "".join(f"{i:04d}|" for i in range(2000))
+    edits = {(i * 5, i * 5 + 4): f"<{i}>" for i in range(0, 2000, 3)}
+    edits[(5, 5)] = "^"  # an insertion
+    expected = list(text)
+    for (start, end), new in sorted(edits.items(), reverse=True):
+        expected[start:end] = list(new)
+    assert apply_spans(text, edits) == "".join(expected)

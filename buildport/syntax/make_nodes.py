@@ -307,6 +307,10 @@ class LineReader(Protocol):
     def variables(self) -> dict[int, tuple[int, str, Span]]: ...
 
 
+#: How many positions :meth:`MakeFile.line_col` finds by counting before it indexes the lines.
+_COUNTED_LOOKUPS = 8
+
+
 class MakeFile:
     """A parsed Makefile: ``str(makefile)`` is the source again, byte for byte.
 
@@ -317,7 +321,7 @@ class MakeFile:
     a pass asks for.
     """
 
-    __slots__ = ("_lines", "_reader", "_starts", "bom", "path", "source")
+    __slots__ = ("_lines", "_reader", "_starts", "_counted", "bom", "path", "source")
 
     def __init__(
         self, source: str, path: str, bom: str, lines: list[Line] | None = None, reader: LineReader | None = None,
@@ -330,6 +334,7 @@ class MakeFile:
         self._lines = lines
         self._reader = reader
         self._starts: list[int] | None = None
+        self._counted = 0  # lookups answered by counting, before the line index is built
 
     @property
     def lines(self) -> list[Line]:
@@ -411,7 +416,10 @@ class MakeFile:
         """1-based line and column of ``offset``, counted like :func:`position_of`."""
         source = self.source
         if self._starts is None:
-            if "\r" not in source:  # a few lookups in a file with only \n breaks: count, do not index
+            if "\r" not in source and self._counted < _COUNTED_LOOKUPS:
+                # a few lookups in a file with only \n breaks: count, do not index (each count reads the
+                # text up to the offset, so a file with many findings gets the index after all)
+                self._counted += 1
                 line_start = source.rfind("\n", 0, offset) + 1
                 return source.count("\n", 0, offset) + 1, offset - line_start + 1
             self._starts = [0] + [m.end() for m in _LINE_BREAK.finditer(source)]
