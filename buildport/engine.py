@@ -70,6 +70,7 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
                                   f"at {exc.line}:{exc.col} of the output)") from None
         if again.text != new:
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
+        result.rerun = again
     return result
 
 
@@ -109,6 +110,7 @@ def port_make(
                                   f"at {exc.line}:{exc.col} of the output)") from None
         if again.text != new:
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
+        result.rerun = again
     return result
 
 

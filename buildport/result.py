@@ -19,7 +19,7 @@ class Result:
     which a run the cache answers mostly never does.
     """
 
-    __slots__ = ("path", "_original", "_text", "findings", "packages", "_changed")
+    __slots__ = ("path", "_original", "_text", "findings", "packages", "_changed", "rerun")
 
     def __init__(self, path: str, original: str | SourceText, text: str | SourceText,
                  findings: list[Finding] | None = None, packages: set[str] | None = None,
@@ -27,6 +27,9 @@ class Result:
         """``changed``, when the caller knows it (a stored result), spares reading the file to compare."""
         self.path = path
         self._changed = changed
+        #: What porting ``text`` gives, when the stability check computed it (a run over the
+        #: rewritten file would compute it again).
+        self.rerun: Result | None = None
         self._original: str | SourceText = original
         self._text: str | SourceText = text
         self.findings: list[Finding] = findings if findings is not None else []

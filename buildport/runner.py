@@ -18,7 +18,7 @@ from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
 from buildport.fileindex import FileIndex
-from buildport.textio import InputError, SourceText, decode, digest, read_source, write_atomic
+from buildport.textio import InputError, SourceText, decode, digest, encode, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
 # cache answers whole never needs them.
@@ -463,12 +463,17 @@ def _call(function: Callable[[list[Task], Any], list[Done]], chunk: list[Task], 
 def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: Any) -> list[FileOutcome]:
     """Port a chunk of loaded files and store the results under their keys (in a worker with ``jobs`` > 1)."""
     options, kind, facts, cache = shared
+    key_of = Cache.keys(kind, _settings(options, facts)) if cache is not None else None
     out = []
     for path, source, key in tasks:
         assert source is not None
         outcome = _port_one(path, source, options, kind, facts)
         if cache is not None and key is not None and outcome.result is not None and not _nothing(outcome.result):
             cache.put(key, result_to_json(outcome.result))  # "nothing" is a line of clean.txt (see _port_all)
+        rerun = outcome.result.rerun if outcome.result is not None else None
+        if cache is not None and key_of is not None and key is not None and rerun is not None:
+            # the stability check ported the rewritten text: a run after --in-place finds it here
+            cache.put(key_of(path, digest(encode(rerun.original))), result_to_json(rerun))
         elif cache is not None and key is not None and outcome.error and outcome.exception is None:
             cache.put(key, {"error": outcome.error})  # a parse error depends on the text alone, too
         if outcome.exception is not None and not _picklable(outcome.exception):

@@ -277,3 +277,22 @@ def test_packages_of_the_run_reach_every_find_package_as_if_each_were_ported_aga
         assert outcome.result is not None and outcome.result.text == expected.text, path
         assert outcome.result.findings == expected.findings
     assert "find_package(hipfft REQUIRED)" in run.outcomes[2].result.text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("project", ["cmake-legacy-findcuda", "cmake-hiprand-hipsparse"])
+def test_a_check_after_in_place_is_answered_by_the_cache(project: str, tmp_path: Path) -> None:
+    """The stability check ports each rewritten file again; that result is kept under the new text's
+    hash, so the usual next step (check the rewritten tree) needs no parser."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / project, tree)
+    args = ["--cache-dir", str(tmp_path / "c"), "."]
+    wrote = run("cmake", "--in-place", *args, cwd=tree, cache_home=tmp_path)
+    assert wrote[2] == 0
+    expected = run("cmake", "--check", "-v", "--no-cache", ".", cwd=tree, cache_home=tmp_path)
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "buildport", "cmake", "--check", "-v", *args],
+                          capture_output=True, cwd=tree, env=env, timeout=300)  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in done.stderr.decode().splitlines() if "|" in line}
+    assert not imported & {"buildport.engine", "lark", "buildport.syntax.cmake"}
+    findings = [line for line in done.stderr.decode().splitlines() if "|" not in line]
+    assert (done.stdout, "\n".join(findings).encode() + b"\n" if findings else b"", done.returncode) == expected
