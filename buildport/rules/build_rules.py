@@ -25,7 +25,7 @@ from buildport.findings import Severity
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ENV_VARS, CUDA_ROOT_LITERAL
-from buildport.wordtrie import trie_pattern
+from buildport.wordtrie import bounded_trie, trie_pattern
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -158,16 +158,26 @@ RULES: tuple[BuildRule, ...] = (
 BY_ID: Mapping[str, BuildRule] = MappingProxyType({rule.id: rule for rule in RULES})
 
 _LIBRARY_NAMES = trie_pattern(BY_LINK_NAME)
-_ROOT_NAMES = trie_pattern(set(CUDA_ENV_VARS) | set(ROOT_VARIABLES))
+_ROOT_WORDS = set(CUDA_ENV_VARS) | set(ROOT_VARIABLES)
 
 #: (rule id, pattern) for CUDA text in build-file code, tried in this order; a
 #: stretch of text belongs to the first pattern that matches it.
+#: Each begins with the text it looks for and looks behind only where that text starts (see
+#: wordtrie.bounded_trie): ``(?<![\w])(?:sm|compute|lto)_...`` would test the look-behind at every
+#: position of every file, several times slower.
+_WORD = r"[\w]"
+_ROOTS = bounded_trie(_ROOT_WORDS, _WORD)
+_NVCC = bounded_trie(["nvcc"], r"[\w.-]")
+_ARCHES = bounded_trie(["sm", "compute", "lto"], _WORD)
+_LINK_FLAG = bounded_trie(["-l"], _WORD)
+_LIB_FILE = bounded_trie(["lib"], _WORD)
 RESIDUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("build-cuda-path", CUDA_ROOT_LITERAL),
-    ("build-cuda-path", re.compile(rf"(?<![\w])(?:{_ROOT_NAMES})(?![\w])")),
-    ("build-nvcc", re.compile(r"(?<![\w.-])nvcc(?![\w.-])")),
-    ("build-cuda-arch", re.compile(r"(?<![\w])(?:sm|compute|lto)_\d{2,3}[a-z]?(?![\w])")),
-    ("build-cuda-library", re.compile(rf"(?<![\w])(?:-l|lib)(?:{_LIBRARY_NAMES})(?![\w-])|CUDA::\w+")),
+    ("build-cuda-path", re.compile(rf"(?:{_ROOTS})(?![\w])")),
+    ("build-nvcc", re.compile(rf"(?:{_NVCC})(?![\w.-])")),
+    ("build-cuda-arch", re.compile(rf"(?:{_ARCHES})_\d{{2,3}}[a-z]?(?![\w])")),
+    ("build-cuda-library", re.compile(rf"{_LINK_FLAG}(?:{_LIBRARY_NAMES})(?![\w-])"
+                                      rf"|{_LIB_FILE}(?:{_LIBRARY_NAMES})(?![\w-])|CUDA::\w+")),
     ("build-cuda-name", re.compile(r"[A-Za-z_]\w*")),  # kept only when the word says CUDA or NVCC
 )
 

@@ -18,7 +18,8 @@ CUDA_ENV_VARS: tuple[str, ...] = (
 
 #: A literal CUDA install root: /usr/local/cuda, /usr/local/cuda-12.4, /opt/cuda.
 CUDA_ROOT_LITERAL = re.compile(
-    r"(?:(?<=-[LIR])|(?<=-rpath,)|(?<![\w./-]))(?:/usr/local/cuda(?:-\d+(?:\.\d+)*)?|/opt/cuda)"
+    # "/" first, then what may stand before it: re then skips to each "/" instead of looking behind everywhere
+    r"/(?:(?<=-[LIR]/)|(?<=-rpath,/)|(?<![\w./-]/))(?:usr/local/cuda(?:-\d+(?:\.\d+)*)?|opt/cuda)"
     # only the root itself and the parts ROCm has too; /usr/local/cuda/samples stays, to be reported
     r"(?=$|/include\b|/lib64\b|/lib\b|/bin\b|/targets/|[\s\"';:,)}])"
 )
