@@ -10,6 +10,8 @@ given tokens (what ``parse_make`` checks, without building every line).
 
 from __future__ import annotations
 
+import itertools
+
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields
@@ -251,14 +253,16 @@ def variable_at(text: str, children: list[Any], first: int) -> tuple[str, Span]:
 
     The ``variable`` and ``value`` of the node :func:`line_at` would build, without building it.
     """
-    after = first + 1
-    count = len(children)
-    while after < count and children[after][0] != "NEWLINE":
-        after += 1
-    tokens = children[first:after]  # the line's tokens
-    head = 2 if tokens[0][0] == "TARGETS" else 0
-    _, name, op = _name_and_operator(text, tokens[head])
-    args, _ = _tail(tokens, head + 1)
+    head = first + 2 if children[first][0] == "TARGETS" else first
+    _, name, op = _name_and_operator(text, children[head])
+    args = None  # the line's first ARGS token: what _tail finds, without copying the line's tokens
+    for token in itertools.islice(children, head + 1, None):
+        kind = token[0]
+        if kind == "ARGS":
+            args = token
+            break
+        if kind == "NEWLINE":
+            break
     return name.of(text), _stripped(text, args, op.end)
 
 
