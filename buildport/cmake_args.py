@@ -49,6 +49,11 @@ def word_spans(content: str, separators: str) -> list[tuple[int, int]]:
     and outside ``${...}``; a backslash escapes the next character."""
     if "\\" not in content and "$" not in content:  # nothing nests or escapes: plain runs of non-separators
         return [m.span() for m in _plain_words(separators).finditer(content)]
+    return scanned_word_spans(content, separators)
+
+
+def scanned_word_spans(content: str, separators: str) -> list[tuple[int, int]]:
+    """:func:`word_spans` read character by character, whatever the content (the general path)."""
     spans: list[tuple[int, int]] = []
     depth = 0
     start = -1

@@ -5,41 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildport.cmake_args import word_spans
+from buildport.cmake_args import scanned_word_spans, word_spans
 from buildport.passes.cmake_text import _open_genex
 
 #: Characters that matter to the scans, and a few that do not.
 TEXT = st.text(alphabet=" \t;\\$<>{}:ab-", max_size=40)
-
-
-def reference_word_spans(content: str, separators: str) -> list[tuple[int, int]]:
-    """Character by character, as the general path of :func:`word_spans` reads."""
-    spans: list[tuple[int, int]] = []
-    depth, start, i, n = 0, -1, 0, len(content)
-    while i < n:
-        ch = content[i]
-        if ch == "\\":
-            start = i if start < 0 else start
-            i += 2
-            continue
-        if ch == "$" and i + 1 < n and content[i + 1] in "<{":
-            depth += 1
-            start = i if start < 0 else start
-            i += 2
-            continue
-        if depth and ch in ">}":
-            depth -= 1
-        elif depth == 0 and ch in separators:
-            if start >= 0:
-                spans.append((start, i))
-                start = -1
-            i += 1
-            continue
-        start = i if start < 0 else start
-        i += 1
-    if start >= 0:
-        spans.append((start, n))
-    return spans
 
 
 def reference_open_genex(text: str) -> bool:
@@ -58,7 +28,7 @@ def reference_open_genex(text: str) -> bool:
 @settings(max_examples=600, deadline=None)
 @given(TEXT, st.sampled_from([" \t", ";", " \t;"]))
 def test_word_spans_equal_the_character_scan(content: str, separators: str) -> None:
-    assert word_spans(content, separators) == reference_word_spans(content, separators)
+    assert word_spans(content, separators) == scanned_word_spans(content, separators)
 
 
 @settings(max_examples=600, deadline=None)
