@@ -150,7 +150,7 @@ def _skip_reason(
     if b"\x00" in data:
         return "binary file (contains NUL bytes)"
     if contents is not None:
-        source = SourceText(path, decode(data, path), digest(data), None if info is None else (info.st_dev, info.st_ino))
+        source = read_source(path, data, None if info is None else (info.st_dev, info.st_ino))
         contents[path] = source
         if index is not None and info is not None:
             index.record(info, source.digest)

@@ -121,12 +121,15 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_source(path: str | os.PathLike[str], data: bytes | None = None) -> SourceText:
-    """Read ``path`` as text (or decode ``data``, its bytes read before); :class:`InputError` when that is impossible."""
+def read_source(
+    path: str | os.PathLike[str], data: bytes | None = None, identity: tuple[int, int] | None = None,
+) -> SourceText:
+    """Read ``path`` as text (or decode ``data``, its bytes read before, from the file with
+    ``identity``); :class:`InputError` when that is impossible."""
     name = os.fspath(path)
     if data is None:
         data = _read(name)
-    return SourceText(name, decode(data, name), digest(data))
+    return SourceText(name, decode(data, name), digest(data), identity)
 
 
 def _read(name: str) -> bytes:
