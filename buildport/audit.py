@@ -159,6 +159,7 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
     out: list[FileAudit | None | str] = []
     tasks: list[tuple[str, str, str, str | None]] = []
     missing: list[int] = []
+    digests: list[str] = []  # of the tasks' files
     key_of = {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
     for path, kind in items:
         known = contents.pop(path, None) if contents is not None else None
@@ -167,11 +168,12 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
         except InputError as exc:
             out.append(_error_text(exc, path))
             continue
-        key = key_of[kind](path, source.digest) if cache is not None else None
-        if cache is not None and key is not None:
-            if cache.is_clean(key):
+        key = None
+        if cache is not None:
+            if cache.is_clean(key_of[kind], path, source.digest):
                 out.append(None if kind == SOURCE else FileAudit(path, kind))
                 continue
+            key = key_of[kind](path, source.digest)
             stored = cache.get(key)
             if isinstance(stored, dict) and isinstance(stored.get("error"), str):
                 out.append(stored["error"])  # input the parser rejected: the text alone decides that
@@ -188,10 +190,11 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
         missing.append(len(out))
         out.append(None)
         tasks.append((path, kind, text, key))
-    for i, task, done in zip(missing, tasks, in_chunks(_audit_chunk, tasks, jobs, cache)):
+        digests.append(source.digest)
+    for i, task, digest, done in zip(missing, tasks, digests, in_chunks(_audit_chunk, tasks, jobs, cache)):
         out[i] = done
         if cache is not None and task[3] is not None and not isinstance(done, str) and _nothing(done, task[1]):
-            cache.mark_clean(task[3])
+            cache.mark_clean(key_of[task[1]], task[0], digest)
     if cache is not None and tasks:
         cache.save_clean()
         cache.prune()
@@ -206,7 +209,7 @@ def _audit_chunk(tasks: list[tuple[str, str, str, str | None]], cache: Cache | N
             audited = audit_text(text, path, kind)
             out.append(audited)
             if cache is not None and key is not None and not _nothing(audited, kind):
-                cache.put(key, _to_json(audited))  # "nothing" is a line of clean.txt (see _audit_all)
+                cache.put(key, _to_json(audited))  # "nothing" is kept apart (see _audit_all)
         except (InputError, ParseError) as exc:
             out.append(_error_text(exc, path))
             if cache is not None and key is not None:
@@ -261,6 +264,11 @@ def kind_of(name: str) -> str | None:
     return None
 
 
+def is_audited(name: str) -> bool:
+    """Whether discovery gives ``audit`` a file of this name (a build file or a candidate source)."""
+    return kind_of(name) is not None
+
+
 def collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
             index: FileIndex | None = None) -> list[tuple[str, str]]:
     """(path, kind) of every file to audit: files as given, directories walked, includes followed.
@@ -273,7 +281,7 @@ def collect(paths: list[str], errors: list[str], contents: dict[str, SourceText]
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            below = files_below(path, lambda n: kind_of(n) is not None, None, contents, index)
+            below = files_below(path, is_audited, None, contents, index)
             found.extend((f, kind_of(os.path.basename(f)) or "") for f in below)
         elif path.exists():
             kind = kind_of(path.name)

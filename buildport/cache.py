@@ -9,12 +9,15 @@ file and ``os.replace``); an entry that cannot be read or decoded is a miss, nev
 an error, and the cache never decides what is printed: a hit holds exactly what
 the computation returned.
 
-Most files of a tree need nothing: their keys are lines of one file,
-``clean.txt``, rather than a file each, so a warm run reads one file for them.
+Most files of a tree need nothing. Rather than an entry each, they are listed
+by path with the hash of their bytes in one file per kind of work and options
+(``clean/<context>.json``), so a warm run reads one file for them and looks each
+up without hashing.
 
 The cache is bounded: after a run that wrote entries, the least recently used
 ones are deleted until it holds at most ``BUILDPORT_CACHE_MAX_MB`` megabytes
-(default 256), and ``clean.txt`` keeps the newest 500,000 keys. A hit marks its
+(default 256), a ``clean`` file keeps the newest 500,000 paths and the folder the
+newest 64 files (kinds of work and options). A hit marks its
 entry used again (at most once a day, so a warm run does not rewrite metadata
 for every file).
 """
@@ -27,7 +30,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from buildport import __version__
 from buildport.fileindex import FileIndex, enabled as file_index_enabled
@@ -43,9 +46,10 @@ FORMAT = 2
 DEFAULT_MAX_MB = 256
 #: A hit older than this is marked used again; a temporary file older than this is a leftover.
 _DAY = 24 * 3600
-#: The file of "nothing to do" keys, and how many of the newest it keeps (65 bytes each).
-_CLEAN = "clean.txt"
+#: The folder of "nothing to do" files, how many of the newest paths one keeps, and how many files it keeps.
+_CLEAN = "clean"
 _CLEAN_KEEP = 500_000
+_CLEAN_FILES = 64
 
 _fingerprint: str | None = None
 
@@ -77,16 +81,35 @@ def code_fingerprint() -> str:
     return _fingerprint
 
 
+class Keys:
+    """The cache keys of one kind of work under one set of options (``options`` must be
+    JSON-serialisable and canonical): the code, kind and options are hashed once."""
+
+    __slots__ = ("_head", "context")
+
+    def __init__(self, kind: str, options: Any) -> None:
+        self._head = hashlib.sha256(json.dumps([code_fingerprint(), kind, options], sort_keys=True).encode())
+        #: Names what the keys share: the file of paths with nothing to do (see Cache.is_clean).
+        self.context = self._head.hexdigest()[:32]
+
+    def __call__(self, path: str, digest: str) -> str:
+        """The entry name of the result for the file ``path`` whose bytes hash to ``digest``."""
+        h = self._head.copy()
+        h.update(f"{len(path)}:{path}\0{digest}".encode("utf-8", "surrogatepass"))  # unambiguous, and cheap
+        return h.hexdigest()
+
+
 class Cache:
     """Results stored as JSON under ``root``, two hex digits of the key per folder."""
 
     def __init__(self, root: Path, max_bytes: int | None = None) -> None:
         self.root = root
-        self._clean: set[str] | None = None  # keys of results that are "nothing to do", from _CLEAN
-        self._new_clean: list[str] = []
+        #: The files with nothing to do, {path: digest} by context (see :class:`Keys`), as read from _CLEAN.
+        self._clean: dict[str, dict[str, str]] = {}
+        self._new_clean: dict[str, dict[str, str]] = {}
         self._folders: set[str] | None = None  # the two-digit folders present when first read
         #: What earlier runs read of each file (see buildport.fileindex); None when switched off.
-        self.files = FileIndex(root) if file_index_enabled() else None
+        self.files = FileIndex(root, code_fingerprint()) if file_index_enabled() else None
         if max_bytes is None:
             try:
                 max_bytes = int(float(os.environ.get("BUILDPORT_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1e6)
@@ -107,16 +130,9 @@ class Cache:
         return self.keys(kind, options)(path, digest)
 
     @staticmethod
-    def keys(kind: str, options: Any) -> Callable[[str, str], str]:
+    def keys(kind: str, options: Any) -> "Keys":
         """``key`` for many files of one run: the code, kind and options are hashed once."""
-        head = hashlib.sha256(json.dumps([code_fingerprint(), kind, options], sort_keys=True).encode())
-
-        def key(path: str, digest: str) -> str:
-            h = head.copy()
-            h.update(f"{len(path)}:{path}\0{digest}".encode("utf-8", "surrogatepass"))  # unambiguous, and cheap
-            return h.hexdigest()
-
-        return key
+        return Keys(kind, options)
 
     def _file(self, key: str) -> Path:
         return Path(self._name(key))
@@ -168,49 +184,73 @@ class Cache:
 
     # --- results with nothing in them: one line each in one file, not a file each ------------------
 
-    def is_clean(self, key: str) -> bool:
-        """Was the result under ``key`` "unchanged, no findings"? (Most files of a tree are.)"""
-        if self._clean is None:
-            try:
-                with open(self.root / _CLEAN, encoding="ascii", errors="replace") as handle:
-                    self._clean = set(handle.read().split())
-            except OSError:
-                self._clean = set()
-        return key in self._clean
+    def is_clean(self, keys: "Keys", path: str, digest: str) -> bool:
+        """Was the result of the file ``path`` with this hash "unchanged, no findings" (as most files of a
+        tree are) for the work and options of ``keys``?"""
+        clean = self._clean.get(keys.context)
+        if clean is None:
+            clean = self._clean[keys.context] = self._read_clean(keys.context)
+        return clean.get(path) == digest
 
-    def mark_clean(self, key: str) -> None:
-        """Remember that the result under ``key`` is "nothing to do" (written by :meth:`save_clean`)."""
-        self._new_clean.append(key)
+    def mark_clean(self, keys: "Keys", path: str, digest: str) -> None:
+        """Remember that the result for ``path`` and ``digest`` is "nothing to do" (see :meth:`save_clean`)."""
+        self._new_clean.setdefault(keys.context, {})[path] = digest
+
+    def _read_clean(self, context: str) -> dict[str, str]:
+        try:
+            with open(os.path.join(self.root, _CLEAN, context + ".json"), encoding="utf-8",
+                      errors="surrogateescape") as handle:
+                data = json.load(handle)
+                if time.time() - os.fstat(handle.fileno()).st_mtime > _DAY:
+                    os.utime(handle.fileno())  # used again: pruning keeps it
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return data if all(type(d) is str for d in data.values()) else {k: d for k, d in data.items() if type(d) is str}
 
     def save_clean(self) -> None:
-        """Add the keys marked in this process to the file, keeping the newest ``_CLEAN_KEEP``; atomic."""
-        if not self._new_clean:
-            return
-        self.is_clean("")  # load what is there
-        assert self._clean is not None
-        try:
-            with open(self.root / _CLEAN, encoding="ascii", errors="replace") as handle:
-                old = handle.read().split()
-        except OSError:
-            old = []
-        fresh = [k for k in dict.fromkeys(self._new_clean) if k not in self._clean]
-        keys = (old + fresh)[-_CLEAN_KEEP:]
-        self._clean.update(fresh)
-        self._new_clean = []
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".txt")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="ascii") as handle:
-                handle.write("\n".join(keys) + "\n")
-            os.replace(temp, self.root / _CLEAN)
-        except OSError:
+        """Add the paths marked in this process to their files, keeping the newest ``_CLEAN_KEEP``; atomic.
+
+        Each file is read again first, so that what a concurrent run added is kept.
+        """
+        folder = os.path.join(self.root, _CLEAN)
+        for context, marked in self._new_clean.items():
+            clean = self._read_clean(context)
+            for path, digest in marked.items():
+                clean.pop(path, None)  # re-inserted last: dict order is the age order pruning follows
+                clean[path] = digest
+            if len(clean) > _CLEAN_KEEP:
+                clean = dict(list(clean.items())[-_CLEAN_KEEP:])
+            self._clean[context] = clean
             try:
-                os.unlink(temp)
+                os.makedirs(folder, exist_ok=True)
+                fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
             except OSError:
-                pass
+                return
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+                    handle.write(json.dumps(clean, ensure_ascii=False, separators=(",", ":")))
+                os.replace(temp, os.path.join(folder, context + ".json"))
+            except (OSError, ValueError):
+                try:
+                    os.unlink(temp)
+                except OSError:
+                    pass
+        if self._new_clean:
+            self._new_clean = {}
+            self._prune_clean(folder)
+
+    @staticmethod
+    def _prune_clean(folder: str) -> None:
+        """Keep the newest ``_CLEAN_FILES`` files (other code versions and options age out)."""
+        try:
+            files = [(entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)
+                     if entry.name.endswith(".json") and not entry.name.startswith(".tmp-")]
+        except OSError:
+            return
+        for _, path in sorted(files, reverse=True)[_CLEAN_FILES:]:
+            _unlink(path)
 
     def prune(self) -> int:
         """Delete the least recently used entries beyond ``max_bytes``, and old leftovers; the number deleted."""

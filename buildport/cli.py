@@ -11,6 +11,7 @@ Exit codes (the same for every subcommand):
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -29,6 +30,8 @@ if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fa
     from buildport.textio import SourceText
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
+#: Allocations between two collections of the youngest generation during a command (Python's default: 700).
+GC_THRESHOLD = 50_000
 _DEBUG = "buildport.debug"
 
 
@@ -46,6 +49,11 @@ class _Group(click.Group):
     """Turns an unexpected exception into a one-line internal error and exit 2 (``--debug`` re-raises)."""
 
     def invoke(self, ctx: click.Context) -> object:
+        thresholds = gc.get_threshold()
+        # A run makes many objects that live to its end (a source, result and outcome per file, the
+        # cache's index): with the default thresholds the collector walks them again and again (a warm
+        # run over CMake's tree: ~14% of its time). Reference counting frees nearly all garbage here.
+        gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
         try:
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
@@ -56,6 +64,8 @@ class _Group(click.Group):
             first = str(exc).splitlines()[0] if str(exc) else ""
             click.echo(f"buildport: internal error: {type(exc).__name__}: {first} (--debug shows a traceback)", err=True)
             sys.exit(EXIT_ERROR)
+        finally:
+            gc.set_threshold(*thresholds)
 
 
 def _arch_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:

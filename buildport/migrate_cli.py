@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import shutil
 import sys
@@ -125,6 +124,8 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
         click.echo(f"  {'rename':18} {plan.relative(old)} -> {plan.relative(new)}")
     for path in plan.unreferenced:
         click.echo(f"  {'not referenced':18} {plan.relative(path)}")
+    import difflib  # only a dry run prints diffs
+
     for change in plan.changes:
         name = plan.relative(change.path)
         sys.stdout.writelines(difflib.unified_diff(change.source.text.splitlines(keepends=True),

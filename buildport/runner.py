@@ -17,7 +17,7 @@ from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
-from buildport.fileindex import FileIndex
+from buildport.fileindex import FileIndex, Listing
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
@@ -65,52 +65,59 @@ def files_below(
     root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
     contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
 ) -> Iterator[str]:
-    """:func:`discover`, as the strings ``str(path)`` of the paths (no path objects are made)."""
+    """:func:`discover`, as the strings ``str(path)`` of the paths (no path objects are made).
+
+    With ``index``, a folder is listed only if the index has no listing of it for
+    ``wanted`` that is still current (``wanted`` must then be a module-level
+    function: its name is what the listing is kept under).
+    """
     real_root = root.resolve()
     stack_root = str(root)
+    predicate = _predicate_name(wanted) if index is not None else None
+    vouch = index.lookup if index is not None and contents is not None else None
+    vouched = SourceText.vouched
     yielded: list[tuple[str, list[str]]] = []  # (folder, names of the real files yielded from it)
     links: list[str] = []
     stack = [str(root)]
     while stack:
         folder = stack.pop()
-        files: list[os.DirEntry[str]] = []
-        folders: list[os.DirEntry[str]] = []
-        build_tree = False  # a CMakeCache.txt (any kind) or a CMakeFiles folder (or link to one) in it
-        try:
-            with os.scandir(folder) as listing:
-                for entry in listing:  # only folders and wanted files: most of a source tree is neither
-                    name = entry.name
-                    if name in _BUILD_TREE_MARKS:
-                        build_tree = build_tree or (entry.is_dir() if name == "CMakeFiles" else os.path.exists(entry.path))
-                    if entry.is_dir(follow_symlinks=False):
-                        if not name.startswith("."):
-                            folders.append(entry)
-                    elif wanted(name):
-                        files.append(entry)
-        except OSError:
+        listing = _listing(folder, wanted, index if predicate is not None else None, predicate or "")
+        if listing is None:
             continue
+        build_tree, folders, files, linked = listing
         if build_tree and folder != stack_root:
             continue
-        files.sort(key=_name)
-        folders.sort(key=_name)
         prefix = "" if folder == "." else os.path.join(folder, "")  # str(Path(".") / name) is just name
         names: list[str] = []
-        subfolders = [prefix + entry.name for entry in folders]
-        for entry in files:
-            path = prefix + entry.name
-            reason = _skip_reason(path, real_root, entry, contents, index)
+        for name in files:
+            path = prefix + name
+            is_link = bool(linked) and name in linked
+            info = None
+            if vouch is not None and not is_link:  # inline, as most files of a warm run take this way
+                try:
+                    info = os.lstat(path)  # before reading: a later write gives the file new times
+                except OSError:
+                    pass  # reading it reports the error
+                else:
+                    known = vouch(info)
+                    if known is not None:
+                        contents[path] = vouched(path, known, (info.st_dev, info.st_ino))  # type: ignore[index]
+                        names.append(name)
+                        yield path
+                        continue
+            reason = _skip_reason(path, real_root, is_link, contents, index, info)
             if reason:
                 if skipped is not None:
                     skipped.append(f"{path}: skipped: {reason}")
                 continue
-            if entry.is_symlink():
+            if is_link:
                 links.append(path)
                 continue
-            names.append(entry.name)
+            names.append(name)
             yield path
         if names:
             yielded.append((folder, names))
-        stack.extend(reversed(subfolders))
+        stack.extend(prefix + name for name in reversed(folders))
     if links:
         seen = {Path(os.path.realpath(folder), name) for folder, names in yielded for name in names}
         for link in links:
@@ -120,28 +127,65 @@ def files_below(
                 yield link
 
 
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
+def _predicate_name(wanted: Callable[[str], bool]) -> str | None:
+    """What listings made with ``wanted`` are kept under; None for a function without a lasting name."""
+    name = f"{getattr(wanted, '__module__', '')}.{getattr(wanted, '__qualname__', '<?>')}"
+    return None if "<" in name else name
+
+
+def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None, predicate: str) -> Listing | None:
+    """The folder's build-tree mark, folders (not hidden) and wanted files (with the links among them),
+    from ``index`` if it has them, else listed (and recorded there); None if it cannot be listed."""
+    info = None
+    if index is not None:
+        try:
+            info = os.stat(folder)  # before listing: a later change gives the folder new times
+        except OSError:
+            return None
+        known = index.listing(predicate, info)
+        if known is not None:
+            return known
+    files: list[str] = []
+    folders: list[str] = []
+    links: list[str] = []
+    build_tree = False  # a CMakeCache.txt (any kind) or a CMakeFiles folder (or link to one) in it
+    marks_linked = False
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:  # only folders and wanted files: most of a source tree is neither
+                name = entry.name
+                if name in _BUILD_TREE_MARKS:
+                    build_tree = build_tree or (entry.is_dir() if name == "CMakeFiles" else os.path.exists(entry.path))
+                    marks_linked = marks_linked or entry.is_symlink()
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith("."):
+                        folders.append(name)
+                elif wanted(name):
+                    files.append(name)
+                    if entry.is_symlink():
+                        links.append(name)
+    except OSError:
+        return None
+    files.sort()
+    folders.sort()
+    links.sort()
+    listing = (build_tree, folders, files, links)
+    if index is not None and info is not None and not marks_linked:
+        index.record_listing(predicate, info, listing)
+    return listing
 
 
 def _skip_reason(
-    path: str, real_root: Path, entry: os.DirEntry[str], contents: dict[str, SourceText] | None = None,
-    index: FileIndex | None = None,
+    path: str, real_root: Path, is_link: bool, contents: dict[str, SourceText] | None = None,
+    index: FileIndex | None = None, info: os.stat_result | None = None,
 ) -> str:
-    """Why a discovered file must be left alone, or ``""``; fills ``contents`` and ``index`` (see discover)."""
-    is_link = entry.is_symlink()
+    """Why a discovered file must be left alone, or ``""``; fills ``contents`` and ``index`` (see discover).
+
+    ``info`` holds the file's metadata, taken before reading it, when the index is to record it (the
+    index had no record of them: :func:`files_below` looks them up).
+    """
     if is_link and not _inside(Path(path).resolve(), real_root):
         return f"symbolic link to {Path(path).resolve()}, outside {real_root}"
-    info = None
-    if index is not None and contents is not None and not is_link:
-        try:
-            info = entry.stat(follow_symlinks=False)  # before reading: a later write gives it new times
-        except OSError:
-            return ""  # reading it reports the error
-        known = index.lookup(info)
-        if known is not None:
-            contents[path] = SourceText.vouched(path, known, (info.st_dev, info.st_ino))
-            return ""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -304,8 +348,9 @@ def _port_files(
         # the wider list reaches only find_package(CUDA/CUDAToolkit) rewrites, each reported, and
         # changes nothing in a file that links every one of those packages itself
         again = [i for i, o in enumerate(run.outcomes)
-                 if o.result is not None and not packages <= o.result.packages | {"hip", ""}
-                 and any(f.rule == "cmake-find-package" for f in o.result.findings)]
+                 if o.result is not None and o.result.findings
+                 and any(f.rule == "cmake-find-package" for f in o.result.findings)
+                 and not packages <= o.result.packages | {"hip", ""}]
         redone = _port_all([run.outcomes[i] for i in again], wider, kind, None, workers, cache)
         for i, outcome in zip(again, redone):
             run.outcomes[i] = outcome
@@ -342,10 +387,11 @@ def _port_all(
             out.append(FileOutcome(item.path, error=item.error))
             continue
         if cache is not None and source.digest:
-            keys[i] = key_of(item.path, source.digest)
-            if cache.is_clean(keys[i]):
-                out.append(FileOutcome(item.path, Result.unchanged(source), source))
+            if cache.is_clean(key_of, item.path, source.digest):
+                item.result = Result.unchanged(source)
+                out.append(item)
                 continue
+            keys[i] = key_of(item.path, source.digest)
             stored = cache.get(keys[i])
             if isinstance(stored, dict) and isinstance(stored.get("error"), str):
                 out.append(FileOutcome(item.path, error=stored["error"]))  # input the parser rejected
@@ -366,7 +412,7 @@ def _port_all(
     for i, outcome in zip(missing, done):
         out[i] = outcome
         if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
-            cache.mark_clean(keys[i])
+            cache.mark_clean(key_of, outcome.path, loaded[i].source.digest)  # type: ignore[union-attr]
     if cache is not None and tasks:
         cache.save_clean()
         cache.prune()
@@ -469,7 +515,7 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
         assert source is not None
         outcome = _port_one(path, source, options, kind, facts)
         if cache is not None and key is not None and outcome.result is not None and not _nothing(outcome.result):
-            cache.put(key, result_to_json(outcome.result))  # "nothing" is a line of clean.txt (see _port_all)
+            cache.put(key, result_to_json(outcome.result))  # "nothing" is kept apart (see _port_all)
         rerun = outcome.result.rerun if outcome.result is not None else None
         if cache is not None and key_of is not None and key is not None and rerun is not None:
             # the stability check ported the rewritten text: a run after --in-place finds it here

@@ -11,8 +11,9 @@ import builtins
 import json
 import os
 import shutil
+import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 from click.testing import CliRunner
@@ -169,8 +170,10 @@ def test_a_damaged_index_is_ignored_and_rewritten(tree: Path, tmp_path: Path, no
     runs = _runs(["cmake", "--check", "-v"], tree, tmp_path / "cache")
     first = next(runs)
     index = tmp_path / "cache" / fileindex.NAME
-    for damage in (b"\x00garbage", b'{"format": 1, "files": []}', b'{"format": 1, "files": {"1:2": "x"}}'):
-        index.write_bytes(damage)
+    for damage in ("\x00garbage", '{"format": 1, "files": {}}', f'{{"format": {fileindex.FORMAT}, "files": []}}',
+                   f'{{"format": {fileindex.FORMAT}, "files": {{"1:2": 3}}, "listings": []}}',
+                   f'{{"format": {fileindex.FORMAT}, "files": {{}}, "listings": {{"a": {{"1:2": [1, 2]}}}}}}'):
+        index.write_text(damage)
         assert next(runs) == first
         assert json.loads(index.read_text())["files"]  # recorded again
 
@@ -197,3 +200,141 @@ def test_the_index_keeps_the_newest_records(tmp_path: Path, monkeypatch: pytest.
         index.save()
     kept = FileIndex(tmp_path / "cache")
     assert [kept.lookup(info) is not None for info in infos] == [False, False, True, True, True]
+
+
+# --- folder listings ---------------------------------------------------------------------------
+
+
+class Listings:
+    """Counts folders below ``root`` listed with os.scandir while active."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root.resolve())
+        self.folders: list[str] = []
+
+    def __call__(self, monkeypatch: pytest.MonkeyPatch) -> "Listings":
+        real_scandir = os.scandir
+
+        def counting_scandir(path: Any = ".") -> Any:
+            if os.path.abspath(os.fspath(path)).startswith(self.root):
+                self.folders.append(os.fspath(path))
+            return real_scandir(path)
+
+        monkeypatch.setattr(os, "scandir", counting_scandir)
+        return self
+
+
+@pytest.mark.parametrize("name", ["cmake-check", "audit-json"])
+def test_a_warm_run_lists_no_folder_again(
+    name: str, tree: Path, tmp_path: Path, no_margin: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    runs = _runs(COMMANDS[name], tree, tmp_path / "cache")
+    first = next(runs)
+    with monkeypatch.context() as patch:
+        listed = Listings(tree)(patch)
+        second = next(runs)
+    assert second == first == invoke(*COMMANDS[name], "--no-cache", ".", cwd=tree)
+    assert listed.folders == []
+
+
+def _add_file(tree: Path) -> None:
+    (tree / "plain" / "extra.cmake").write_text("enable_language(CUDA)\n")
+
+
+def _add_folder(tree: Path) -> None:
+    (tree / "plain" / "sub").mkdir()
+    (tree / "plain" / "sub" / "CMakeLists.txt").write_text("find_package(CUDAToolkit)\n")
+
+
+def _remove_file(tree: Path) -> None:
+    (tree / "cmake" / "CMakeLists.txt").unlink()
+
+
+def _hide_folder(tree: Path) -> None:
+    (tree / "cmake").rename(tree / ".cmake")
+
+
+def _make_build_tree(tree: Path) -> None:
+    (tree / "cmake" / "CMakeCache.txt").write_text("# a configured build\n")
+
+
+def _file_to_folder(tree: Path) -> None:
+    (tree / "plain" / "CMakeLists.txt").unlink()
+    (tree / "plain" / "CMakeLists.txt").mkdir()
+    (tree / "plain" / "CMakeLists.txt" / "CMakeLists.txt").write_text("project(p CUDA)\n")
+
+
+@pytest.mark.parametrize("change", [_add_file, _add_folder, _remove_file, _hide_folder, _make_build_tree,
+                                    _file_to_folder])
+def test_a_folder_whose_entries_changed_is_listed_again(
+    change: Callable[[Path], None], tree: Path, tmp_path: Path, no_margin: None,
+) -> None:
+    args = ["cmake", "--check", "-v"]
+    runs = _runs(args, tree, tmp_path / "cache")
+    next(runs)
+    time.sleep(0.05)  # past the file system clock's tick: the change gives the folder new times
+    change(tree)
+    assert next(runs) == invoke(*args, "--no-cache", ".", cwd=tree)
+
+
+def test_listings_are_kept_by_predicate_and_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport.runner import files_below, is_cmake_file, is_make_file
+
+    tree = tmp_path / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "a" / "CMakeLists.txt").write_text("project(a)\n")
+    (tree / "a" / "Makefile").write_text("all:\n")
+
+    def walk(wanted: Callable[[str], bool], code: str = "v1") -> tuple[list[str], list[str]]:
+        index = FileIndex(tmp_path / "cache", code)
+        index.since = time.time_ns() + 10**9  # everything here counts as settled
+        with monkeypatch.context() as patch:
+            listed = Listings(tree)(patch)
+            found = [os.path.relpath(p, tree) for p in files_below(tree, wanted, None, {}, index)]
+        index.save()
+        return found, listed.folders
+
+    assert walk(is_cmake_file) == (["a/CMakeLists.txt"], [str(tree), str(tree / "a")])
+    assert walk(is_cmake_file) == (["a/CMakeLists.txt"], [])
+    assert walk(is_make_file)[0] == ["a/Makefile"]  # another predicate: its own listings
+    assert walk(is_make_file) == (["a/Makefile"], [])
+    assert walk(lambda name: name == "Makefile")[1] != []  # no lasting name: never kept
+    assert walk(lambda name: name == "Makefile")[1] != []
+    assert walk(is_cmake_file, code="v2")[1] != []  # other code: listed again
+
+
+def test_a_damaged_or_recent_listing_is_not_used(tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    info = folder.stat()
+    recent = FileIndex(tmp_path / "cache")  # default margin: the folder was made just now
+    recent.record_listing("p", info, (False, [], ["CMakeLists.txt"], []))
+    assert recent.listing("p", info) is None
+    index = FileIndex(tmp_path / "cache")
+    index.since = info.st_ctime_ns + 1
+    index.record_listing("p", info, (True, ["a", "b c"], ["CMakeLists.txt", "x.cmake"], ["x.cmake"]))
+    assert index.listing("p", info) == (True, ["a", "b c"], ["CMakeLists.txt", "x.cmake"], ["x.cmake"])
+    assert index.listing("q", info) is None
+    index.save()
+    data = json.loads((tmp_path / "cache" / fileindex.NAME).read_text())
+    [key] = data["listings"]["p"]
+    for damage in ([1, "a", "b"], [1, "a", 2, ""], "x", None):
+        data["listings"]["p"][key] = damage
+        (tmp_path / "cache" / fileindex.NAME).write_text(json.dumps(data))
+        assert FileIndex(tmp_path / "cache").listing("p", info) is None
+    os.utime(folder, ns=(info.st_atime_ns, info.st_mtime_ns))  # same mtime, a new ctime
+    assert index.listing("p", folder.stat()) is None
+
+
+def test_a_folder_with_a_linked_build_tree_mark_is_not_recorded(tmp_path: Path) -> None:
+    from buildport.runner import files_below, is_cmake_file
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "CMakeLists.txt").write_text("project(a)\n")
+    (tmp_path / "cache.txt").write_text("")
+    (tree / "CMakeCache.txt").symlink_to(tmp_path / "cache.txt")  # its target can go without the folder changing
+    index = FileIndex(tmp_path / "cache")
+    index.since = time.time_ns() + 10**9
+    assert list(files_below(tree, is_cmake_file, None, {}, index)) == [str(tree / "CMakeLists.txt")]
+    assert index.listing("buildport.runner.is_cmake_file", tree.stat()) is None

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from buildport.textio import digest
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures" / "projects"
 SCALING = REPO / "benchmarks" / "scaling.py"
@@ -83,16 +85,19 @@ def test_default_cache_is_under_xdg_cache_home(tree: Path, tmp_path: Path) -> No
 def test_corrupt_entries_are_recomputed(tree: Path, tmp_path: Path) -> None:
     args = ["audit", "--format", "json", "-j", "1", "--cache-dir", str(tmp_path / "c"), "."]
     expected = run(*args, cwd=tree, cache_home=tmp_path)
-    entries = sorted((tmp_path / "c").rglob("*.json"))
-    assert entries
-    for i, entry in enumerate(entries):  # truncated, not JSON, JSON of the wrong shape
+    entries = sorted((tmp_path / "c").glob("??/*.json"))
+    clean = sorted((tmp_path / "c" / "clean").glob("*.json"))
+    assert entries and clean
+    for i, entry in enumerate(entries + clean):  # truncated, not JSON, JSON of the wrong shape
         entry.write_bytes([b'{"key": "', b"\x00garbage", b'{"key": "x", "value": 1}', b"[]"][i % 4])
     assert run(*args, cwd=tree, cache_home=tmp_path) == expected
     for entry in entries:  # rewritten whole
         assert json.loads(entry.read_text(encoding="utf-8"))["key"] == entry.stem
+    for entry in clean:
+        assert all(isinstance(d, str) for d in json.loads(entry.read_text(encoding="utf-8")).values())
     cmake = ["cmake", "-j", "1", "--cache-dir", str(tmp_path / "c"), "."]
     expected = run(*cmake, cwd=tree, cache_home=tmp_path)
-    for entry in (tmp_path / "c").rglob("*.json"):
+    for entry in (tmp_path / "c").glob("??/*.json"):
         data = json.loads(entry.read_text(encoding="utf-8"))
         if isinstance(data["value"], dict) and "text" in data["value"]:
             data["value"]["findings"] = [["too", "short"]]
@@ -160,7 +165,11 @@ def test_a_run_prunes_the_cache_to_the_budget_from_the_environment(tree: Path, t
     assert 0 < pruned <= full / 2
 
 
-def test_files_with_nothing_to_do_are_lines_of_one_file(tmp_path: Path) -> None:
+def _clean_files(cache: Path) -> dict[str, dict[str, str]]:
+    return {f.name: json.loads(f.read_text()) for f in sorted((cache / "clean").glob("*.json"))}
+
+
+def test_files_with_nothing_to_do_are_listed_in_one_file(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     tree = tmp_path / "tree"
     plain = tree / "plain"
@@ -169,31 +178,67 @@ def test_files_with_nothing_to_do_are_lines_of_one_file(tmp_path: Path) -> None:
         (plain / f"m{i}.cmake").write_text(f"message(STATUS {i})\n")
     (plain / "CMakeLists.txt").write_text("project(p CUDA)\nadd_executable(a a.cu)\n")
     first = run("cmake", "--check", "--cache-dir", str(cache), "plain", cwd=tree, cache_home=tmp_path)
-    clean = (cache / "clean.txt").read_text().split()
+    clean = _clean_files(cache)
     entries = list(cache.rglob("??/*.json"))
     # the CUDA file has changes: an entry of its own, and one for its rewritten text (the stability check)
-    assert len(clean) == 6 and len(entries) == 2
+    assert len(clean) == 1 and len(entries) == 2
+    [listed] = clean.values()
+    assert sorted(listed) == [os.path.join("plain", f"m{i}.cmake") for i in range(6)]
+    assert listed[os.path.join("plain", "m0.cmake")] == digest(b"message(STATUS 0)\n")
     assert run("cmake", "--check", "--cache-dir", str(cache), "plain", cwd=tree, cache_home=tmp_path) == first
-    assert (cache / "clean.txt").read_text().split() == clean  # nothing new to add
+    assert _clean_files(cache) == clean  # nothing new to add
     (plain / "m0.cmake").write_text("message(STATUS changed)\n")
     run("cmake", "--check", "--cache-dir", str(cache), "plain", cwd=tree, cache_home=tmp_path)
-    assert len((cache / "clean.txt").read_text().split()) == 7
+    [after] = _clean_files(cache).values()
+    assert len(after) == 6 and after[os.path.join("plain", "m0.cmake")] == digest(b"message(STATUS changed)\n")
+    run("cmake", "--check", "--offload-arch", "gfx1100", "--cache-dir", str(cache), "plain", cwd=tree,
+        cache_home=tmp_path)
+    assert len(_clean_files(cache)) == 2  # other options: a file of their own
 
 
-def test_clean_keys_keep_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_clean_paths_keep_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from buildport import cache as cache_module
 
     monkeypatch.setattr(cache_module, "_CLEAN_KEEP", 3)
+    keys = cache_module.Cache.keys("cmake", None)
     cache = cache_module.Cache(tmp_path / "c")
-    for key in ("a1", "a2"):
-        cache.mark_clean(key)
+    for path in ("a1", "a2"):
+        cache.mark_clean(keys, path, "d")
     cache.save_clean()
     later = cache_module.Cache(tmp_path / "c")
-    for key in ("a3", "a4", "a2"):
-        later.mark_clean(key)
+    for path in ("a3", "a4", "a2"):
+        later.mark_clean(keys, path, "d")
     later.save_clean()
-    assert (tmp_path / "c" / "clean.txt").read_text().split() == ["a2", "a3", "a4"]
-    assert cache_module.Cache(tmp_path / "c").is_clean("a4") and not cache_module.Cache(tmp_path / "c").is_clean("a1")
+    assert list(_clean_files(tmp_path / "c").values()) == [{"a3": "d", "a4": "d", "a2": "d"}]
+    fresh = cache_module.Cache(tmp_path / "c")
+    assert fresh.is_clean(keys, "a4", "d") and not fresh.is_clean(keys, "a1", "d")
+    assert not fresh.is_clean(keys, "a4", "e")  # another text of the file
+    assert not fresh.is_clean(cache_module.Cache.keys("make", None), "a4", "d")  # another kind of work
+
+
+def test_clean_files_keep_the_newest_contexts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "_CLEAN_FILES", 2)
+    cache = cache_module.Cache(tmp_path / "c")
+    contexts = [cache_module.Cache.keys("cmake", [i]) for i in range(3)]
+    for i, keys in enumerate(contexts):
+        cache.mark_clean(keys, "a", "d")
+        cache.save_clean()
+        os.utime(tmp_path / "c" / "clean" / f"{keys.context}.json", (1000 + i, 1000 + i))
+    cache.mark_clean(contexts[2], "b", "d")
+    cache.save_clean()
+    assert sorted(_clean_files(tmp_path / "c")) == sorted(f"{k.context}.json" for k in contexts[1:])
+
+
+def test_a_damaged_clean_file_is_a_miss(tmp_path: Path) -> None:
+    from buildport import cache as cache_module
+
+    keys = cache_module.Cache.keys("cmake", None)
+    (tmp_path / "c" / "clean").mkdir(parents=True)
+    for damage in ("\x00", "[1, 2]", '{"a": 1}'):
+        (tmp_path / "c" / "clean" / f"{keys.context}.json").write_text(damage)
+        assert not cache_module.Cache(tmp_path / "c").is_clean(keys, "a", "d")
 
 
 def test_unwritable_cache_is_skipped(tree: Path, tmp_path: Path) -> None:
