@@ -314,6 +314,8 @@ def findings_from_json(data: Any) -> list[Finding]:
     A warm run decodes tens of thousands of findings, so the imports and the
     severity lookup happen once per list rather than once per finding.
     """
+    if type(data) is list and not data:
+        return []  # most files: nothing to import or look up
     from buildport.findings import Finding, Severity
 
     severities = {int(s): s for s in Severity}
