@@ -18,7 +18,7 @@ from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
 from buildport.fileindex import FileIndex, Listing
-from buildport.textio import InputError, SourceText, decode, digest, encode, read_source, write_atomic
+from buildport.textio import InputError, SourceText, decode, digest, encode, read_bytes, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
 # cache answers whole never needs them.
@@ -187,8 +187,7 @@ def _skip_reason(
     if is_link and not _inside(Path(path).resolve(), real_root):
         return f"symbolic link to {Path(path).resolve()}, outside {real_root}"
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(path, None if info is None else info.st_size)
     except OSError:
         return ""  # reading it again reports the error
     if b"\x00" in data:

@@ -54,7 +54,7 @@ def invoke(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:
 
 
 class Reads:
-    """Counts files opened for reading below ``root`` while active."""
+    """Counts files opened for reading below ``root`` while active (by ``open`` or ``os.open``)."""
 
     def __init__(self, root: Path) -> None:
         self.root = str(root.resolve())
@@ -70,7 +70,16 @@ class Reads:
                     self.paths.append(path)
             return real_open(file, mode, *args, **kwargs)
 
+        real_os_open = os.open
+
+        def counting_os_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> Any:
+            path = os.path.abspath(os.fspath(file))
+            if path.startswith(self.root) and flags & (os.O_WRONLY | os.O_RDWR) == 0:
+                self.paths.append(path)
+            return real_os_open(file, flags, *args, **kwargs)
+
         monkeypatch.setattr(builtins, "open", counting_open)
+        monkeypatch.setattr(os, "open", counting_os_open)
         return self
 
 
