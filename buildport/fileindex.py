@@ -2,8 +2,8 @@
 
 A warm run over an unchanged tree should not read the tree again. Every file
 read by discovery is recorded here: its device, inode, size, modification time
-and status-change time (nanoseconds), and the SHA-256 of its bytes. When a later run finds a file whose metadata are all still the same,
-the index *vouches* for it: the run takes the recorded hash as the file's hash
+and status-change time (nanoseconds), and the SHA-256 of its bytes. When a later
+run finds a file whose metadata are all still the same, the index *vouches* for it: the run takes the recorded hash as the file's hash
 (the cache is keyed on that hash) and reads the file only if its text is needed
 after all (a cache miss, a diff, printing it).
 
@@ -65,6 +65,16 @@ def _folder_stamp(info: os.stat_result) -> str:
     return f"{info.st_dev}:{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
+def _newest_per_object(records: dict[str, object], times: int) -> dict[str, object]:
+    """``records`` (oldest first) with only the newest record of each device and inode: the part of a
+    key before its last ``times`` fields."""
+    newest = {stamp.rsplit(":", times)[0]: stamp for stamp in records}
+    if len(newest) == len(records):
+        return records
+    kept = set(newest.values())
+    return {stamp: value for stamp, value in records.items() if stamp in kept}
+
+
 def enabled() -> bool:
     return os.environ.get("BUILDPORT_FILE_INDEX", "1") != "0"
 
@@ -73,7 +83,8 @@ class FileIndex:
     """Recorded digests by ``"device:inode:size:mtime:ctime"``, loaded from ``folder`` when first used.
 
     A file's record is found only by all its metadata at once; a file written
-    since is looked up under a new key and not found (its old record ages out).
+    since is looked up under a new key and not found, and its old record is
+    dropped when the new one is saved.
     """
 
     def __init__(self, folder: str | os.PathLike[str], code: str = "") -> None:
@@ -162,6 +173,7 @@ class FileIndex:
             entries.pop(key, None)  # re-inserted last: dict order is the age order pruning follows
         entries.update(self._new)
         self._new = {}
+        entries = _newest_per_object(entries, 3)  # "device:inode" + size, mtime, ctime
         if len(entries) > KEEP:
             for key in list(entries)[:len(entries) - KEEP]:
                 del entries[key]
@@ -170,6 +182,7 @@ class FileIndex:
         listings = {}
         for predicate, by_folder in self._listings.items():
             if isinstance(by_folder, dict):
+                by_folder = _newest_per_object(by_folder, 2)  # "device:inode" + mtime, ctime
                 listings[predicate] = dict(list(by_folder.items())[-KEEP:]) if len(by_folder) > KEEP else by_folder
         self._new_listings = self._new_includes = False
         folder = os.path.dirname(self.path)

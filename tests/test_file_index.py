@@ -347,3 +347,21 @@ def test_a_folder_with_a_linked_build_tree_mark_is_not_recorded(tmp_path: Path) 
     index.since = time.time_ns() + 10**9
     assert list(files_below(tree, is_cmake_file, None, {}, index)) == [str(tree / "CMakeLists.txt")]
     assert index.listing("buildport.runner.is_cmake_file", tree.stat()) is None
+
+
+def test_a_rewritten_file_or_folder_keeps_one_record(tree: Path, tmp_path: Path, no_margin: None) -> None:
+    plain = tree / "plain"
+    runs = _runs(["cmake", "--check"], plain, tmp_path / "cache")
+    for i in range(3):
+        next(runs)
+        time.sleep(0.05)  # past the file system clock's tick
+        (plain / "CMakeLists.txt").write_text(f"project(p{i})\n")  # the same inode, new times
+        (plain / f"x{i}.cmake").write_text("")  # the folder's entries change too
+    next(runs)
+    data = json.loads((tmp_path / "cache" / fileindex.NAME).read_text())
+    file_inode = f":{(plain / 'CMakeLists.txt').stat().st_ino}:"
+    folder_inode = f":{plain.stat().st_ino}:"
+    assert sum(file_inode in stamp for stamp in data["files"]) == 1
+    [listings] = data["listings"].values()
+    assert sum(folder_inode in stamp for stamp in listings) == 1
+    assert len(data["files"]) == 4  # CMakeLists.txt and x0..x2.cmake
