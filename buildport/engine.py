@@ -14,15 +14,11 @@ from buildport.passes.base import Context, Pass, gather_file_facts, gather_targe
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
-from buildport.passes.make import MakeContext, port_lines, report_platform
-from buildport.passes.make_facts import gather
-from buildport.passes.make_prelude import prelude, prelude_offset
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
 from buildport.result import Result, UnstableRewrite
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
-from buildport.syntax.make import parse_make
 
 #: The CMake passes, in the order they run.
 CMAKE_PASSES: tuple[Pass, ...] = (
@@ -83,6 +79,12 @@ def port_make(
     ``facts`` carries what the other Makefiles of the same run define (compiler and
     flag variables of an included common.mk); without it the file is read alone.
     """
+    # the make parser and passes load with the first Makefile: a CMake run never needs them
+    from buildport.passes.make import MakeContext, port_lines, report_platform
+    from buildport.passes.make_facts import gather
+    from buildport.passes.make_prelude import prelude, prelude_offset
+    from buildport.syntax.make import parse_make
+
     options = options or Options()
     tree = parse_make(text, path)
     if facts is None:

@@ -256,6 +256,15 @@ def test_version_imports_no_engine() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_a_cmake_run_loads_no_make_parser() -> None:
+    code = ("import sys\n"
+            "from buildport.engine import port_cmake\n"
+            "port_cmake('project(p CUDA)\\nadd_executable(a a.cu)\\n', 'CMakeLists.txt')\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('buildport.syntax.make', 'buildport.passes.make'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert done.stdout.strip() == "[]"
+
+
 @pytest.mark.parametrize("command", [["cmake", "--check"], ["make", "--check"], ["audit"]])
 def test_a_run_the_cache_answers_whole_loads_no_parser(command: list[str], tree: Path, tmp_path: Path) -> None:
     """Results, parse errors (the tree has a broken CMake file and Makefile) and make facts all come
