@@ -1,4 +1,5 @@
-"""Locate the Lark grammars, in a checkout and in an installed wheel alike.
+"""Locate the Lark grammars, in a checkout and in an installed wheel alike, and keep what is
+derived from them in the parser cache.
 
 The grammar files live at the top of the repository (``grammars/``); the wheel
 force-includes them as ``buildport/grammars/``.
@@ -6,8 +7,15 @@ force-includes them as ``buildport/grammars/``.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import tempfile
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable, Iterable
 
 _PACKAGED = Path(__file__).resolve().parent / "grammars"
 _CHECKOUT = Path(__file__).resolve().parent.parent / "grammars"
@@ -21,3 +29,58 @@ def grammar_text(name: str) -> str:
         if candidate.is_file():
             return candidate.read_text(encoding="utf-8")
     raise FileNotFoundError(f"grammar {name}.lark not found in {_PACKAGED} or {_CHECKOUT}")
+
+
+def parser_cache_dir() -> Path | None:
+    """Where parser tables are kept: ``$BUILDPORT_PARSER_CACHE``, else ``parsers/`` in the result
+    cache's default folder; None when ``BUILDPORT_PARSER_CACHE=0`` (the command line sets it from
+    ``--cache-dir`` and ``--no-cache``)."""
+    setting = os.environ.get("BUILDPORT_PARSER_CACHE", "")
+    if setting == "0":
+        return None
+    if setting:
+        return Path(setting)
+    from buildport.cache import default_dir
+
+    return default_dir() / "parsers"
+
+
+def cached_terminals(name: str, derive: Callable[[], dict[str, str]], required: Iterable[str]) -> dict[str, str]:
+    """The terminals of ``grammars/<name>.lark`` as regexes (``derive()`` asks Lark), kept in the parser cache.
+
+    The file is named by a hash of the grammar, of Lark's version file and of
+    the Python version, so it is derived again when any of them changes; one
+    that cannot be read, or lacks a ``required`` terminal, is derived again and
+    replaced (atomically). Without a cache folder, ``derive()`` answers each time.
+    """
+    folder = parser_cache_dir()
+    if folder is None:
+        return derive()
+    spec = importlib.util.find_spec("lark")
+    try:
+        lark_version = Path(spec.origin).read_bytes() if spec is not None and spec.origin else b""
+    except OSError:
+        lark_version = b""
+    key = hashlib.sha256(grammar_text(name).encode() + b"\0" + lark_version + b"\0" + sys.version.encode())
+    target = folder / f"{name}-terminals-{key.hexdigest()[:24]}.json"
+    try:
+        with open(target, encoding="utf-8") as handle:
+            found = json.load(handle)
+        if (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())
+                and all(r in found for r in required)):
+            return found
+    except (OSError, ValueError):
+        pass
+    found = derive()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(found, handle)
+            os.replace(temp, target)
+        except OSError:
+            os.unlink(temp)
+    except OSError:
+        pass  # an unwritable cache costs the next run the time to derive them again
+    return found

@@ -25,10 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterator, TypeVar, Union
 
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-
-from buildport.grammars import grammar_text
+from buildport.grammars import cached_terminals
 from buildport.syntax.errors import ParseError, position_of
 
 #: Token types that carry no meaning: what LibCST/parso call trivia.
@@ -326,62 +323,14 @@ def line_starts(text: str) -> list[int]:
 _NEWLINE = re.compile(r"\r\n|\n|\r")
 
 
-# --- the reference parser: Lark over the grammar ------------------------------------
-
-
-def _leaf(token: Token) -> Leaf:
-    return Leaf(token.type, token.value, token.start_pos or 0)
-
-
-def _leaves(children: list[object]) -> list[object]:
-    return [_leaf(c) if isinstance(c, Token) else c for c in children]
-
-
-class _Build(Transformer[Token, object]):
-    """Builds the CST inline, while the LALR parser reduces."""
-
-    def start(self, children: list[object]) -> list[object]:
-        return _leaves(children)
-
-    def command(self, children: list[object]) -> Command:
-        name, *rest = _leaves(children)
-        space = None
-        if isinstance(rest[0], Leaf) and rest[0].type == "SPACE":
-            space, *rest = rest
-        lpar, *items, rpar = rest
-        return Command(name, space, lpar, items, rpar)  # type: ignore[arg-type]
-
-    def paren_group(self, children: list[object]) -> ParenGroup:
-        lpar, *items, rpar = _leaves(children)
-        return ParenGroup(lpar, items, rpar)  # type: ignore[arg-type]
-
-
-@lru_cache(maxsize=1)
-def _lark() -> Lark:
-    return Lark(
-        grammar_text("cmake"),
-        parser="lalr",
-        lexer="contextual",
-        transformer=_Build(),
-        maybe_placeholders=False,
-    )
+# --- the reference parser: Lark over the grammar (buildport.syntax.cmake_lark) ---------
 
 
 def parse_cmake_lark(text: str, path: str = "<input>") -> CMakeFile:
     """Parse with Lark's LALR parser over the grammar (the reference parser)."""
-    enabled = gc.isenabled()
-    gc.disable()  # large trees: the collector makes parsing quadratic
-    try:
-        items = _lark().parse(text)
-    except UnexpectedInput as exc:
-        raise _error(text, exc, path) from None
-    finally:
-        if enabled:
-            gc.enable()
-    assert isinstance(items, list)
-    tree = CMakeFile(items, text)
-    check_layout(tree, path)
-    return tree
+    from buildport.syntax.cmake_lark import parse_cmake_lark as parse
+
+    return parse(text, path)
 
 
 # --- the fast parser: the grammar's own terminals, scanned with `re` ------------------
@@ -404,7 +353,15 @@ _GROUP_NAME = re.compile(r"\(\?P([<=])([A-Za-z_]\w*)")
 
 @lru_cache(maxsize=1)
 def _terminals() -> dict[str, str]:
-    return {t.name: t.pattern.to_regexp() for t in _lark().terminals}
+    """The grammar's terminals as regexes: what Lark's lexer uses, kept in the parser cache so that
+    a run whose files all parse never imports Lark (see :func:`buildport.grammars.cached_terminals`)."""
+    return cached_terminals("cmake", _terminals_from_lark, _TOP_LEVEL + _IN_ARGUMENTS)
+
+
+def _terminals_from_lark() -> dict[str, str]:
+    from buildport.syntax.cmake_lark import terminals
+
+    return terminals()
 
 
 @lru_cache(maxsize=1)
@@ -711,74 +668,3 @@ def _scan_arguments(
         else:
             stack[-1][1].append(leaf)
     raise _Rejected
-
-
-# --- errors ------------------------------------------------------------------------------
-
-
-def _error(text: str, exc: UnexpectedInput, path: str) -> ParseError:
-    if isinstance(exc, UnexpectedEOF) or (
-        isinstance(exc, UnexpectedToken) and exc.token.type == "$END"
-    ):
-        return _unclosed(text, path)
-    offset: int
-    if isinstance(exc, UnexpectedCharacters):
-        offset = exc.pos_in_stream or 0
-        message = _describe_char(text, offset)
-    elif isinstance(exc, UnexpectedToken):
-        offset = exc.token.start_pos or 0
-        message = _describe_token(exc.token)
-    else:  # pragma: no cover - lark has no other kinds today
-        offset = 0
-        message = "cannot parse"
-    line, col, source = position_of(text, offset)
-    return ParseError(message, line, col, source, path)
-
-
-def _describe_char(text: str, offset: int) -> str:
-    ch = text[offset]
-    if ch == '"':
-        return "unterminated quoted argument"
-    if ch == "[" or text.startswith("#[", offset):
-        what = "comment" if ch == "#" else "argument"
-        return f"unterminated bracket {what}"
-    if ch == "\\":
-        return "invalid escape sequence"
-    if ch in "()":
-        return f"unexpected '{ch}' outside a command's arguments"
-    if ch == "\x00":
-        return "NUL byte in input (binary file?)"
-    return f"unexpected character {ch!r}; expected a command name, a comment or a newline"
-
-
-def _describe_token(token: Token) -> str:
-    if token.value.startswith("\ufeff"):
-        return "unexpected byte-order mark (U+FEFF) after the start of the file"
-    if token.type == "RPAR":
-        return "unbalanced parentheses: ')' closes nothing"
-    if token.type == "NEWLINE":
-        return "expected '(' after the command name, found the end of the line"
-    return f"expected '(' after the command name, found {token.value[:20]!r}"
-
-
-def _unclosed(text: str, path: str) -> ParseError:
-    """The file ended inside a command: point at the command that is not closed."""
-    depth = 0
-    opened = 0
-    last_word = 0
-    try:
-        for token in _lark().lex(text):
-            kind = token.type
-            if kind == "LPAR":
-                if depth == 0:
-                    opened = last_word
-                depth += 1
-            elif kind == "RPAR":
-                depth = max(0, depth - 1)
-            elif depth == 0 and kind in ("IDENT", "UNQUOTED_ARG"):
-                last_word = token.start_pos or 0
-    except UnexpectedInput:
-        pass
-    line, col, source = position_of(text, opened)
-    message = "unbalanced parentheses: this command is not closed before the end of the file"
-    return ParseError(message, line, col, source, path)

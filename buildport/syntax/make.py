@@ -29,13 +29,12 @@ import gc
 import os
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, cast
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
-from buildport.grammars import grammar_text
+from buildport.grammars import grammar_text, parser_cache_dir
 from buildport.syntax.errors import ParseError, position_of
 from buildport.syntax.make_build import IF_KEYWORDS, Record, conditional_parts
 from buildport.syntax.make_nodes import (
@@ -114,12 +113,10 @@ def _cached_lark(grammar: str, options: dict[str, Any]) -> Lark | None:
     milliseconds. The file name holds a hash of the grammar, the options and the
     versions of Lark and Python; Lark checks the same inside the file. A new file
     is written under a temporary name and renamed, so a parallel run never
-    reads half of one. The folder is ``parsers/`` in the result cache's default
-    folder, or ``$BUILDPORT_PARSER_CACHE``; ``BUILDPORT_PARSER_CACHE=0`` turns
-    this off (the command line sets it from ``--cache-dir`` and ``--no-cache``).
+    reads half of one. The folder is :func:`buildport.grammars.parser_cache_dir`.
     """
-    setting = os.environ.get("BUILDPORT_PARSER_CACHE", "")
-    if setting == "0":
+    folder = parser_cache_dir()
+    if folder is None:
         return None
     import hashlib
     import sys
@@ -127,10 +124,7 @@ def _cached_lark(grammar: str, options: dict[str, Any]) -> Lark | None:
 
     import lark
 
-    from buildport.cache import default_dir
-
     key = hashlib.sha256(repr((grammar, sorted(options.items()), lark.__version__, sys.version)).encode())
-    folder = Path(setting) if setting else default_dir() / "parsers"
     target = folder / f"make-{key.hexdigest()[:24]}.lark"
     try:
         if target.is_file():

@@ -1,0 +1,77 @@
+"""What is derived from the grammars is kept in the parser cache, is what Lark derives, and lets a
+CMake run whose files all parse go without importing Lark."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildport import grammars
+from buildport.syntax import cmake_lark
+
+REPO = Path(__file__).resolve().parent.parent
+REQUIRED = ("IDENT", "SPACE", "QUOTED_ARG")
+
+
+def test_cached_terminals_are_lark_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    calls: list[int] = []
+
+    def derive() -> dict[str, str]:
+        calls.append(1)
+        return cmake_lark.terminals()
+
+    first = grammars.cached_terminals("cmake", derive, REQUIRED)
+    [kept] = tmp_path.glob("cmake-terminals-*.json")
+    second = grammars.cached_terminals("cmake", derive, REQUIRED)
+    assert first == second == cmake_lark.terminals() == json.loads(kept.read_text())
+    assert len(calls) == 1  # the second answer came from the file
+
+
+@pytest.mark.parametrize("damage", ["", "not json", "[]", '{"IDENT": 1}', '{"SPACE": " "}'])
+def test_a_damaged_or_incomplete_file_is_derived_again(
+    damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    grammars.cached_terminals("cmake", cmake_lark.terminals, REQUIRED)
+    [kept] = tmp_path.glob("cmake-terminals-*.json")
+    kept.write_text(damage)
+    assert grammars.cached_terminals("cmake", cmake_lark.terminals, REQUIRED) == cmake_lark.terminals()
+    assert json.loads(kept.read_text()) == cmake_lark.terminals()  # replaced
+
+
+def test_without_a_cache_nothing_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", "0")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert grammars.cached_terminals("cmake", cmake_lark.terminals, REQUIRED) == cmake_lark.terminals()
+    assert list(tmp_path.rglob("*")) == []
+
+
+CODE = """
+import sys
+from buildport.engine import port_cmake
+from buildport.syntax.errors import ParseError
+port_cmake("project(p CUDA)\\nadd_executable(a a.cu)\\n", "CMakeLists.txt")
+print("lark" in sys.modules)
+try:
+    port_cmake('message("unclosed\\n', "bad.cmake")
+except ParseError as exc:
+    print(exc.line, exc.col, "lark" in sys.modules)
+"""
+
+
+def test_a_cmake_run_imports_lark_only_to_derive_the_terminals_or_report_an_error(tmp_path: Path) -> None:
+    env = dict(os.environ, BUILDPORT_PARSER_CACHE=str(tmp_path))
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True, cwd=REPO,
+                              env=env)
+        return done.stdout.splitlines()
+
+    assert run() == ["True", "1 9 True"]  # the first run derives the terminals with Lark
+    assert run() == ["False", "1 9 True"]  # later runs read them; Lark still words the error
