@@ -27,12 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buildport import __version__
+from buildport.atomic import write_json
 from buildport.fileindex import FileIndex, enabled as file_index_enabled
 
 if TYPE_CHECKING:
@@ -162,24 +162,8 @@ class Cache:
 
     def put(self, key: str, value: Any) -> None:
         """Store ``value`` atomically; a cache that cannot be written is silently skipped."""
-        target = self._file(key)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if self._folders is not None:
-                self._folders.add(key[:2])
-            fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-                # One write of the whole text: json.dump() writes piece by piece, several times slower.
-                handle.write(json.dumps({"key": key, "value": value}, ensure_ascii=False))
-            os.replace(temp, target)
-        except (OSError, ValueError):
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
+        if write_json(self._name(key), {"key": key, "value": value}) and self._folders is not None:
+            self._folders.add(key[:2])
 
 
     # --- results with nothing in them: one line each in one file, not a file each ------------------
@@ -223,20 +207,7 @@ class Cache:
             if len(clean) > _CLEAN_KEEP:
                 clean = dict(list(clean.items())[-_CLEAN_KEEP:])
             self._clean[context] = clean
-            try:
-                os.makedirs(folder, exist_ok=True)
-                fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-            except OSError:
-                return
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-                    handle.write(json.dumps(clean, ensure_ascii=False, separators=(",", ":")))
-                os.replace(temp, os.path.join(folder, context + ".json"))
-            except (OSError, ValueError):
-                try:
-                    os.unlink(temp)
-                except OSError:
-                    pass
+            write_json(os.path.join(folder, context + ".json"), clean)
         if self._new_clean:
             self._new_clean = {}
             self._prune_clean(folder)

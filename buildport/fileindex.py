@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
+
+from buildport.atomic import write_json
 
 #: How long before the metadata were read a file's times must lie for the file to be recorded.
 MARGIN_NS = 3_000_000_000
@@ -103,7 +104,7 @@ class FileIndex:
     def _load(self) -> dict[str, object]:
         if self._entries is None:
             try:
-                with open(self.path, encoding="utf-8") as handle:
+                with open(self.path, encoding="utf-8", errors="surrogateescape") as handle:
                     data = json.load(handle)
                 entries = data["files"] if isinstance(data, dict) and data.get("format") == FORMAT else {}
                 includes = data.get("includes") if isinstance(data, dict) else None
@@ -185,19 +186,5 @@ class FileIndex:
                 by_folder = _newest_per_object(by_folder, 2)  # "device:inode" + mtime, ctime
                 listings[predicate] = dict(list(by_folder.items())[-KEEP:]) if len(by_folder) > KEEP else by_folder
         self._new_listings = self._new_includes = False
-        folder = os.path.dirname(self.path)
-        try:
-            os.makedirs(folder, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".files.", suffix=".tmp", dir=folder)
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"format": FORMAT, "files": entries, "includes": includes, "code": self.code,
-                           "listings": listings}, handle, separators=(",", ":"))
-            os.replace(tmp, self.path)
-        except OSError:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        write_json(self.path, {"format": FORMAT, "files": entries, "includes": includes, "code": self.code,
+                               "listings": listings})

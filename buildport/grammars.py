@@ -12,10 +12,11 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
+
+from buildport.atomic import write_json
 
 _PACKAGED = Path(__file__).resolve().parent / "grammars"
 _CHECKOUT = Path(__file__).resolve().parent.parent / "grammars"
@@ -64,7 +65,7 @@ def cached_terminals(name: str, derive: Callable[[], dict[str, str]], required: 
     key = hashlib.sha256(grammar_text(name).encode() + b"\0" + lark_version + b"\0" + sys.version.encode())
     target = folder / f"{name}-terminals-{key.hexdigest()[:24]}.json"
     try:
-        with open(target, encoding="utf-8") as handle:
+        with open(target, encoding="utf-8", errors="surrogateescape") as handle:
             found = json.load(handle)
         if (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())
                 and all(r in found for r in required)):
@@ -72,15 +73,5 @@ def cached_terminals(name: str, derive: Callable[[], dict[str, str]], required: 
     except (OSError, ValueError):
         pass
     found = derive()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(found, handle)
-            os.replace(temp, target)
-        except OSError:
-            os.unlink(temp)
-    except OSError:
-        pass  # an unwritable cache costs the next run the time to derive them again
+    write_json(target, found)  # an unwritable cache costs the next run the time to derive them again
     return found
