@@ -169,15 +169,13 @@ _WORD = r"[\w]"
 _ROOTS = bounded_trie(_ROOT_WORDS, _WORD)
 _NVCC = bounded_trie(["nvcc"], r"[\w.-]")
 _ARCHES = bounded_trie(["sm", "compute", "lto"], _WORD)
-_LINK_FLAG = bounded_trie(["-l"], _WORD)
-_LIB_FILE = bounded_trie(["lib"], _WORD)
+_LIBRARY_LEAD = bounded_trie(["-l", "lib"], _WORD)
 RESIDUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("build-cuda-path", CUDA_ROOT_LITERAL),
     ("build-cuda-path", re.compile(rf"(?:{_ROOTS})(?![\w])")),
     ("build-nvcc", re.compile(rf"(?:{_NVCC})(?![\w.-])")),
     ("build-cuda-arch", re.compile(rf"(?:{_ARCHES})_\d{{2,3}}[a-z]?(?![\w])")),
-    ("build-cuda-library", re.compile(rf"{_LINK_FLAG}(?:{_LIBRARY_NAMES})(?![\w-])"
-                                      rf"|{_LIB_FILE}(?:{_LIBRARY_NAMES})(?![\w-])|CUDA::\w+")),
+    ("build-cuda-library", re.compile(rf"(?:{_LIBRARY_LEAD})(?:{_LIBRARY_NAMES})(?![\w-])|CUDA::\w+")),
     ("build-cuda-name", re.compile(r"[A-Za-z_]\w*")),  # kept only when the word says CUDA or NVCC
 )
 

@@ -25,7 +25,7 @@ def terminals() -> dict[str, str]:
     return {t.name: t.pattern.to_regexp() for t in _lark().terminals}
 
 
-# --- the parser ------------------------------------
+# --- the parser ------------------------------------------------------------------------
 
 
 def _leaf(token: Token) -> Leaf:

@@ -11,7 +11,6 @@ given tokens (what ``parse_make`` checks, without building every line).
 from __future__ import annotations
 
 import itertools
-
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields
