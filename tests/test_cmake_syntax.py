@@ -36,11 +36,24 @@ ROUND_TRIP = [
 ]
 
 
+def _arguments_of_fresh_commands(text: str) -> list[list[tuple[str, str, int]]]:
+    """The arguments of each command as a fresh parse gives them: before any other leaf is read."""
+    return [[(a.type, a.value, a.start) for a in c.arguments()] for c in parse_cmake(text).commands()]
+
+
+def _arguments_of_lark_commands(text: str) -> list[list[tuple[str, str, int]]]:
+    return [[(a.type, a.value, a.start) for a in c.arguments()] for c in parse_cmake_lark(text).commands()]
+
+
 @pytest.mark.parametrize("text", ROUND_TRIP)
 def test_round_trip(text: str) -> None:
     tree = parse_cmake(text)
     assert str(tree) == text
     assert tree == parse_cmake_lark(text)
+    assert _arguments_of_fresh_commands(text) == _arguments_of_lark_commands(text)
+    assert [c.identifier for c in parse_cmake(text).commands()] == [
+        c.name.value.lower() for c in parse_cmake_lark(text).commands()
+    ]
 
 
 def test_commands_and_arguments() -> None:
@@ -122,6 +135,16 @@ def test_generated_files_round_trip(text: str) -> None:
     tree = parse_cmake(text)
     assert str(tree) == text
     assert tree == parse_cmake_lark(text)
+    assert _arguments_of_fresh_commands(text) == _arguments_of_lark_commands(text)
+
+
+def test_arguments_are_read_without_the_other_leaves() -> None:
+    text = 'Set ( X a #[[c]] "q" # tail\n  [=[b]=] (c (d)) e)\n'
+    (command,) = parse_cmake(text).commands()
+    assert command.identifier == "set"
+    assert [a.value for a in command.arguments()] == ["X", "a", '"q"', "[=[b]=]", "c", "d", "e"]
+    assert command._parts is None  # the name, comments and parentheses were not scanned
+    assert command.name.value == "Set" and str(command) == text[:-1]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)

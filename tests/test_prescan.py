@@ -66,7 +66,7 @@ def test_a_library_a_project_adds_widens_the_search(tmp_path: Path) -> None:
 
     tables = (libraries.BY_TARGET, libraries.BY_LINK_NAME, libraries.BY_LEGACY_VAR, libraries.BY_ROCM_TARGET)
     saved = [dict(table) for table in tables]
-    text = "add_executable(a a.cpp)\ntarget_link_libraries(a PRIVATE Acme::fastmath)\n"
+    text = "add_executable(a a.cpp)\ntarget_link_libraries(a PRIVATE Acme::fastmath)\nset(LIBS -lacmefm)\n"
     assert not may_need_cmake_port(text)
     (tmp_path / "buildport.toml").write_text(
         '[libraries.fastmath]\ncmake-targets = ["Acme::fastmath"]\nlink-names = ["acmefm"]\n'
@@ -75,7 +75,9 @@ def test_a_library_a_project_adds_widens_the_search(tmp_path: Path) -> None:
     try:
         config.install(config.load(tmp_path))
         assert may_need_cmake_port(text)
-        assert "roc::hipfm" in port_cmake(text).text
+        ported = port_cmake(text).text
+        assert "roc::hipfm" in ported
+        assert "set(LIBS -lhipfm)" in ported  # the library search inside arguments is widened too
     finally:
         for table, rows in zip(tables, saved):
             table.clear()
@@ -130,6 +132,52 @@ def test_the_trie_matches_what_a_plain_alternation_matches(parts: list[str]) -> 
     words = sorted(set(w.lower() for w in cmake_words()))
     plain = re.compile("|".join(re.escape(w) for w in words))
     assert (prescan.cmake_trigger().search(text) is None) == (plain.search(text) is None)
+
+
+_PIECES = ["cuda", "CUDA::cublas", "-lcufft", "${CUDA_LIBRARIES}", "nvcc", "x", " ", "\n", "İ", "ß", "set(",
+           "foo(", ")", "# .cu\n", '"', "a.cu", "cub"]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+def test_one_search_of_the_file_answers_as_a_search_per_command(parts: list[str]) -> None:
+    from buildport.prescan import library_trigger, spans_with_trigger
+    from buildport.syntax.cmake import parse_cmake
+
+    text = "".join(parts)
+    try:
+        commands = parse_cmake(text).commands()
+    except ParseError:
+        return
+    starts, ends = [c.start for c in commands], [c.end for c in commands]
+    assert spans_with_trigger(text, starts, ends) == [may_need_cmake_port(text, s, e) for s, e in zip(starts, ends)]
+    libraries = library_trigger()
+    assert spans_with_trigger(text, starts, ends, libraries) == [
+        libraries.search(text[s:e].lower()) is not None for s, e in zip(starts, ends)
+    ]
+
+
+def test_spans_a_match_reaches_across_are_searched_alone() -> None:
+    from buildport.prescan import spans_with_trigger
+
+    text = "abc nvcc def"  # spans that cut the word: only a search of each span alone can say
+    assert spans_with_trigger(text, [0, 6], [6, 12]) == [False, False]
+    assert spans_with_trigger(text, [0, 4], [4, 12]) == [False, True]
+    assert spans_with_trigger("İnvcc nvcc", [0, 6], [5, 10]) == [True, True]  # lower() lengthens İ
+
+
+@pytest.mark.parametrize("word", sorted(set(prescan.library_words())))
+def test_every_library_word_is_found_in_any_case(word: str) -> None:
+    for spelling in (word, word.upper(), word.lower()):
+        assert prescan.library_trigger().search(spelling.lower())
+
+
+def test_library_words_come_from_the_tables() -> None:
+    from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET
+
+    words = set(prescan.library_words())
+    assert set(BY_TARGET) <= words and set(BY_LEGACY_VAR) <= words
+    assert {f"-l{name}" for name in BY_LINK_NAME} <= words
 
 
 # --- audit: files without any residue word skip the residue search ----------------------

@@ -112,15 +112,21 @@ class Command:
     read. ``start``, ``end`` and ``str()`` need no leaves.
     """
 
-    __slots__ = ("_parts", "_text", "_start", "_end", "_arguments", "_identifier")
+    __slots__ = ("_parts", "_text", "start", "end", "_arguments", "identifier")
+
+    #: Where the invocation starts (its name) and ends (after its ``)``) in the file's text.
+    start: int
+    end: int
+    #: The command name, lower-cased (CMake command names ignore case).
+    identifier: str
 
     def __init__(self, name: Leaf, space: Leaf | None, lpar: Leaf, items: list[Item], rpar: Leaf) -> None:
         self._parts: tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf] | None = (name, space, lpar, items, rpar)
         self._text = ""
-        self._start = name.start
-        self._end = rpar.start + 1
+        self.start = name.start
+        self.end = rpar.start + 1
         self._arguments: list[Leaf] | None = None
-        self._identifier = ""
+        self.identifier = name.value.lower()
 
     @classmethod
     def lazy(cls, text: str, start: int, end: int) -> "Command":
@@ -128,15 +134,16 @@ class Command:
         command = cls.__new__(cls)
         command._parts = None
         command._text = text
-        command._start = start
-        command._end = end
+        command.start = start
+        command.end = end
         command._arguments = None
-        command._identifier = ""
+        # the name runs up to the blanks, if any, and the "(" that follow it
+        command.identifier = text[start : text.index("(", start)].rstrip(" \t").lower()
         return command
 
     def _load(self) -> tuple[Leaf, Leaf | None, Leaf, list[Item], Leaf]:
         if self._parts is None:
-            *parts, arguments = _without_gc(_scan_command, self._text, self._start, self._end)
+            *parts, arguments = _without_gc(_scan_command, self._text, self.start, self.end)
             self._parts = tuple(parts)  # type: ignore[assignment]
             if self._arguments is None:
                 self._arguments = arguments
@@ -163,26 +170,6 @@ class Command:
     def rpar(self) -> Leaf:
         return (self._parts or self._load())[4]
 
-    @property
-    def identifier(self) -> str:
-        """The command name, lower-cased (CMake command names ignore case)."""
-        if not self._identifier:
-            if self._parts is None:  # no need to scan the leaves: the name opens the span
-                m = _identifier_regex().match(self._text, self._start)
-                assert m is not None
-                self._identifier = m.group().lower()
-            else:
-                self._identifier = self._parts[0].value.lower()
-        return self._identifier
-
-    @property
-    def start(self) -> int:
-        return self._start
-
-    @property
-    def end(self) -> int:
-        return self._end
-
     def iter_leaves(self) -> Iterator[Leaf]:
         name, space, lpar, items, rpar = self._parts or self._load()
         yield name
@@ -199,15 +186,15 @@ class Command:
         instead), and every pass asks. Callers must not change the list.
         """
         if self._arguments is None:
-            if self._parts is None:
-                self._load()  # the scan collects them
+            if self._parts is None:  # only the arguments: the other leaves may never be needed
+                self._arguments = _without_gc(_scan_arguments_only, self._text, self.start, self.end)
             else:
                 self._arguments = [t for t in self.iter_leaves() if t.type in ARGUMENTS]
-        return self._arguments  # type: ignore[return-value]
+        return self._arguments
 
     def __str__(self) -> str:
         if self._parts is None:
-            return self._text[self._start : self._end]
+            return self._text[self.start : self.end]
         return "".join(leaf.value for leaf in self.iter_leaves())
 
     def __eq__(self, other: object) -> bool:
@@ -362,11 +349,6 @@ def _terminals_from_lark() -> dict[str, str]:
     from buildport.syntax.cmake_lark import terminals
 
     return terminals()
-
-
-@lru_cache(maxsize=1)
-def _identifier_regex() -> re.Pattern[str]:
-    return re.compile(_terminals()["IDENT"])
 
 
 @lru_cache(maxsize=1)
@@ -610,6 +592,31 @@ def _scan_command(
             if kind in ARGUMENTS:
                 arguments.append(leaf)
     raise AssertionError("a recognized command ends with ')'")
+
+
+@lru_cache(maxsize=1)
+def _arguments_regex() -> re.Pattern[str]:
+    """One argument with the trivia and parentheses before it, or the trivia at the end.
+
+    The terminals begin with distinct characters (see ``_ARGUMENT_ORDER``), so
+    skipping the others first splits the text as the token scanner does. The
+    argument is optional so that each match starts where the last one ended.
+    """
+    patterns = _terminals()
+    skipped = "|".join(patterns[name] for name in ("SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT", "LPAR", "RPAR"))
+    argument = "|".join(f"(?P<{name}>{patterns[name]})" for name in ("UNQUOTED_ARG", "QUOTED_ARG", "BRACKET_ARG"))
+    return re.compile(f"(?:{skipped})*+(?:{argument})?")
+
+
+def _scan_arguments_only(text: str, start: int, end: int) -> list[Leaf]:
+    """The argument leaves of a command the recognizer found at ``text[start:end]``, in order."""
+    arguments: list[Leaf] = []
+    append = arguments.append
+    for m in _arguments_regex().finditer(text, text.index("(", start) + 1, end):
+        kind = m.lastgroup
+        if kind in ARGUMENTS:
+            append(Leaf(kind, m.group(kind), m.start(kind)))  # type: ignore[arg-type]
+    return arguments
 
 
 def _scan(text: str) -> list[Union[Leaf, Command]]:
