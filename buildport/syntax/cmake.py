@@ -615,7 +615,7 @@ def _scan_arguments_only(text: str, start: int, end: int) -> list[Leaf]:
     for m in _arguments_regex().finditer(text, text.index("(", start) + 1, end):
         kind = m.lastgroup
         if kind in ARGUMENTS:
-            append(Leaf(kind, m.group(kind), m.start(kind)))  # type: ignore[arg-type]
+            append(Leaf(kind, m.group(kind), m.start(kind)))
     return arguments
 
 
