@@ -76,28 +76,10 @@ def cmake_trigger() -> re.Pattern[str]:
     return _trigger
 
 
-def library_words() -> list[str]:
-    """What the library rewrite looks for inside an argument: a CUDA target, a legacy
-    variable, ``-l`` and a link name (as named by :mod:`buildport.rules.libraries`)."""
-    return [*library_rules.BY_TARGET, *library_rules.BY_LEGACY_VAR,
-            *(f"-l{name}" for name in library_rules.BY_LINK_NAME)]
-
-
-_library: re.Pattern[str] | None = None
-
-
-def library_trigger() -> re.Pattern[str]:
-    """Matches, in lower-cased text, wherever an argument may name a library of the tables."""
-    global _library
-    if _library is None:
-        _library = trigger(library_words())
-    return _library
-
-
 def tables_changed() -> None:
     """Rows were added to the tables (a project's buildport.toml): build the searches again."""
-    global _trigger, _residue, _library
-    _trigger = _residue = _library = None
+    global _trigger, _residue
+    _trigger = _residue = None
 
 
 _residue: re.Pattern[str] | None = None
@@ -121,20 +103,17 @@ def may_need_cmake_port(text: str, start: int = 0, end: int | None = None) -> bo
     return _off or has_cmake_trigger(text[start:end])
 
 
-def spans_with_trigger(
-    text: str, starts: list[int], ends: list[int], pattern: re.Pattern[str] | None = None
-) -> list[bool]:
+def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bool]:
     """For each span ``text[starts[i]:ends[i]]`` (in order, none overlapping): may a CMake rule fire in it?
 
-    The same answer as :func:`may_need_cmake_port` span by span (or as a search
-    for ``pattern``, another of this module's searches), from one search of the
-    whole text that jumps to the next span after each hit. A match that reaches
-    across a span's edge could hide one inside the span, so such a span is
-    searched alone.
+    The same answer as :func:`may_need_cmake_port` span by span, from one search
+    of the whole text that jumps to the next span after each hit. A match that
+    reaches across a span's edge could hide one inside the span, so such a span
+    is searched alone.
     """
     if _off:
         return [True] * len(starts)
-    search = (pattern or cmake_trigger()).search
+    search = cmake_trigger().search
     lowered = text.lower()
     if len(lowered) != len(text):  # a character whose lower case is longer: the offsets differ
         return [search(text[start:end].lower()) is not None for start, end in zip(starts, ends)]

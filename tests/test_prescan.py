@@ -77,7 +77,7 @@ def test_a_library_a_project_adds_widens_the_search(tmp_path: Path) -> None:
         assert may_need_cmake_port(text)
         ported = port_cmake(text).text
         assert "roc::hipfm" in ported
-        assert "set(LIBS -lhipfm)" in ported  # the library search inside arguments is widened too
+        assert "set(LIBS -lhipfm)" in ported
     finally:
         for table, rows in zip(tables, saved):
             table.clear()
@@ -141,7 +141,7 @@ _PIECES = ["cuda", "CUDA::cublas", "-lcufft", "${CUDA_LIBRARIES}", "nvcc", "x", 
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=30))
 def test_one_search_of_the_file_answers_as_a_search_per_command(parts: list[str]) -> None:
-    from buildport.prescan import library_trigger, spans_with_trigger
+    from buildport.prescan import spans_with_trigger
     from buildport.syntax.cmake import parse_cmake
 
     text = "".join(parts)
@@ -151,10 +151,6 @@ def test_one_search_of_the_file_answers_as_a_search_per_command(parts: list[str]
         return
     starts, ends = [c.start for c in commands], [c.end for c in commands]
     assert spans_with_trigger(text, starts, ends) == [may_need_cmake_port(text, s, e) for s, e in zip(starts, ends)]
-    libraries = library_trigger()
-    assert spans_with_trigger(text, starts, ends, libraries) == [
-        libraries.search(text[s:e].lower()) is not None for s, e in zip(starts, ends)
-    ]
 
 
 def test_spans_a_match_reaches_across_are_searched_alone() -> None:
@@ -164,20 +160,6 @@ def test_spans_a_match_reaches_across_are_searched_alone() -> None:
     assert spans_with_trigger(text, [0, 6], [6, 12]) == [False, False]
     assert spans_with_trigger(text, [0, 4], [4, 12]) == [False, True]
     assert spans_with_trigger("İnvcc nvcc", [0, 6], [5, 10]) == [True, True]  # lower() lengthens İ
-
-
-@pytest.mark.parametrize("word", sorted(set(prescan.library_words())))
-def test_every_library_word_is_found_in_any_case(word: str) -> None:
-    for spelling in (word, word.upper(), word.lower()):
-        assert prescan.library_trigger().search(spelling.lower())
-
-
-def test_library_words_come_from_the_tables() -> None:
-    from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET
-
-    words = set(prescan.library_words())
-    assert set(BY_TARGET) <= words and set(BY_LEGACY_VAR) <= words
-    assert {f"-l{name}" for name in BY_LINK_NAME} <= words
 
 
 # --- audit: files without any residue word skip the residue search ----------------------

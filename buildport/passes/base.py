@@ -14,7 +14,7 @@ from buildport.cmake_args import value_of
 from buildport.cmake_edit import Edits
 from buildport.findings import Finding, Severity
 from buildport.options import Options
-from buildport.prescan import library_trigger, may_need_cmake_port, spans_with_trigger
+from buildport.prescan import may_need_cmake_port, spans_with_trigger
 from buildport.rules.cmake import CUDA_SUFFIXES, TARGET_COMMANDS, TARGET_KEYWORDS
 from buildport.syntax.cmake import CMakeFile, Command, Leaf
 
@@ -67,7 +67,6 @@ class Context:
     facts: Facts = field(default_factory=Facts)
     findings: list[Finding] = field(default_factory=list)
     _mentions: dict[int, bool] | None = None
-    _library_mentions: dict[int, bool] | None = None
 
     def report(
         self, offset: int, rule: str, severity: Severity, message: str, suggestion: str = "",
@@ -86,29 +85,17 @@ class Context:
         """
         mentions = self._mentions
         if mentions is None:
-            mentions = self._mentions = self._search_commands(None)
+            mentions = self._mentions = self._search_commands()
         known = mentions.get(command.start)
         if known is None:
             known = mentions[command.start] = may_need_cmake_port(self.tree.text, command.start, command.end)
         return known
 
-    def mentions_library(self, command: Command) -> bool:
-        """Does the command's original text hold a library of the tables as an argument may name it
-        (a CUDA target, a legacy variable, ``-l`` and a link name)?"""
-        mentions = self._library_mentions
-        if mentions is None:
-            mentions = self._library_mentions = self._search_commands(library_trigger())
-        known = mentions.get(command.start)
-        if known is None:
-            known = mentions[command.start] = spans_with_trigger(
-                self.tree.text, [command.start], [command.end], library_trigger())[0]
-        return known
-
-    def _search_commands(self, pattern: re.Pattern[str] | None) -> dict[int, bool]:
-        """Command start → whether ``pattern`` (else the trigger) matches in it: one search of the file."""
+    def _search_commands(self) -> dict[int, bool]:
+        """Command start → whether a trigger word is in it: one search of the file."""
         commands = self.tree.commands()
-        found = spans_with_trigger(self.tree.text, [c.start for c in commands], [c.end for c in commands], pattern)
-        return {c.start: hit for c, hit in zip(commands, found)}
+        found = spans_with_trigger(self.tree.text, [c.start for c in commands], [c.end for c in commands])
+        return dict(zip([c.start for c in commands], found))
 
     def commands(self) -> list[Command]:
         """The file's commands that no earlier pass removed or rewrote whole."""

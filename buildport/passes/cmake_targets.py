@@ -68,21 +68,14 @@ def library_replacement(lib: Library, hip_target: bool | None) -> str | None:
     return lib.rocm_target or None
 
 
-#: Commands whose arguments may name a library whole (``cudart``, ``CUDA::cudart``, ``find_library(V cublas)``).
-_LINK_COMMANDS = frozenset({"target_link_libraries", "link_libraries", "find_library"})
-
-
 class Libraries:
     description = "CUDA libraries → ROCm ones wherever they appear (targets, legacy variables, -l flags)"
 
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
             name = command.identifier
-            if name in _LINK_COMMANDS:
-                if not ctx.mentions_cuda(command):
-                    continue  # a library named whole is a trigger word too
-            elif not ctx.mentions_library(command):
-                continue  # what _embedded and find_library rewrite is a library word
+            if not ctx.mentions_cuda(command):
+                continue  # no library, legacy variable or -l flag of the table in it
             args = command.arguments()
             if name in ("target_link_libraries", "link_libraries"):
                 target = args[0].value if name == "target_link_libraries" and args else None
