@@ -30,7 +30,7 @@ from buildport.findings import Finding, Severity
 from buildport.result import Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
-from buildport.runner import files_below, in_chunks, included_makefiles, is_cmake_file, is_make_file
+from buildport.runner import Workers, files_below, included_makefiles, is_cmake_file, is_make_file
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, is_cuda_source, scan_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, read_source
@@ -137,7 +137,8 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     report = AuditReport()
     contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
     index = cache.files if cache is not None else None
-    for outcome in _audit_all(collect(list(paths), report.errors, contents, index), jobs, cache, contents):
+    found = iter_collect(list(paths), report.errors, contents, index)  # audited as discovery finds them
+    for outcome in _audit_all(found, jobs, cache, contents):
         if isinstance(outcome, str):
             report.errors.append(outcome)
             continue
@@ -153,16 +154,26 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     return report
 
 
-def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
+def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
                contents: dict[str, SourceText] | None = None) -> list[FileAudit | None | str]:
-    """Each (path, kind) audited in order: cache hits here, the misses in :func:`in_chunks`."""
+    """Each (path, kind) audited in order: cache hits here, the misses in a pool when ``jobs`` > 1,
+    handed over in chunks as ``items`` yields them (see :meth:`buildport.runner.Workers.feed`)."""
+    with Workers(jobs) as workers:
+        return _audit_each(items, workers, cache, contents)
+
+
+def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache | None,
+                contents: dict[str, SourceText] | None) -> list[FileAudit | None | str]:
     out: list[FileAudit | None | str] = []
     tasks: list[tuple[str, str, str, str | None]] = []
     missing: list[int] = []
     digests: list[str] = []  # of the tasks' files
     key_of = {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
+    feed = workers.feed(_audit_chunk, cache)
     for path, kind in items:
-        known = contents.pop(path, None) if contents is not None else None
+        known = None
+        if contents is not None:  # a Makefile's text stays: the walk may not be over, and its includes are read last
+            known = contents.get(path) if kind == MAKE else contents.pop(path, None)
         try:
             source = known if known is not None else read_source(path)
         except InputError as exc:
@@ -191,7 +202,8 @@ def _audit_all(items: list[tuple[str, str]], jobs: int, cache: Cache | None,
         out.append(None)
         tasks.append((path, kind, text, key))
         digests.append(source.digest)
-    for i, task, digest, done in zip(missing, tasks, digests, in_chunks(_audit_chunk, tasks, jobs, cache)):
+        feed.add(tasks[-1])
+    for i, task, digest, done in zip(missing, tasks, digests, feed.results()):
         out[i] = done
         if cache is not None and task[3] is not None and not isinstance(done, str) and _nothing(done, task[1]):
             cache.mark_clean(key_of[task[1]], task[0], digest)
@@ -277,22 +289,33 @@ def collect(paths: list[str], errors: list[str], contents: dict[str, SourceText]
     every staged file); a path that does not exist is an error. ``contents`` keeps
     what discovery read, and ``index`` vouches for files (see :func:`buildport.runner.discover`).
     """
-    found: list[tuple[str, str]] = []
+    return list(iter_collect(paths, errors, contents, index))
+
+
+def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
+                 index: FileIndex | None = None) -> Iterator[tuple[str, str]]:
+    """:func:`collect` as it goes: each file as discovery finds it (the first kind given for a
+    path wins), then the Makefiles those include."""
+    seen: set[str] = set()
+    makefiles: list[str] = []
     for p in paths:
         path = Path(p)
+        found: Iterator[tuple[str, str]]
         if path.is_dir():
-            below = files_below(path, is_audited, None, contents, index)
-            found.extend((f, kind_of(os.path.basename(f)) or "") for f in below)
+            found = ((f, kind_of(os.path.basename(f)) or "") for f in files_below(path, is_audited, None, contents, index))
         elif path.exists():
             kind = kind_of(path.name)
-            if kind is not None:
-                found.append((p, kind))
+            found = iter([(p, kind)] if kind is not None else [])
         else:
             errors.append(f"{p}: error: no such file or directory")
-    unique = dict(reversed(found))  # the first kind given for a path wins
-    ordered = [(p, unique.pop(p)) for p, _ in found if p in unique]
-    makefiles = [p for p, k in ordered if k == MAKE]
-    return ordered + [(p, MAKE) for p in included_makefiles(makefiles, contents, index) if p not in dict(ordered)]
+            continue
+        for name, kind in found:
+            if name not in seen:
+                seen.add(name)
+                if kind == MAKE:
+                    makefiles.append(name)
+                yield name, kind
+    yield from ((p, MAKE) for p in included_makefiles(makefiles, contents, index) if p not in seen)
 
 
 def audit_text(text: str, path: str, kind: str) -> FileAudit | None:

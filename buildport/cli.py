@@ -15,7 +15,7 @@ import gc
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import click
 
@@ -163,7 +163,7 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
              offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int = 1,
              cache: Cache | None = None) -> None:
     from buildport.options import Options
-    from buildport.runner import included_makefiles, is_cmake_file, is_make_file, port_files
+    from buildport.runner import included_makefiles, is_cmake_file, is_make_file, iter_paths, port_files
 
     if sum((in_place, show_diff, check)) > 1:
         raise click.UsageError("choose one of --in-place, --diff and --check")
@@ -171,16 +171,19 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
     skipped: list[str] = []
     contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
     index = cache.files if cache is not None else None
-    files = expand_paths(list(paths), wanted, skipped, contents, index)
+    stdin = sys.stdin.buffer.read() if "-" in paths else None
+    files: Iterable[str]
+    if kind == "cmake":  # ported as discovery finds them: see port_files
+        files = iter_paths(list(paths), wanted, skipped, contents, index)
+    else:
+        found = expand_paths(list(paths), wanted, skipped, contents, index)
+        files = found + included_makefiles([f for f in found if f != "-"], contents, index)
+    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents)
     for note in skipped:
         click.echo(note, err=True)
-    if kind == "make":
-        files += included_makefiles([f for f in files if f != "-"], contents, index)
-    if not files:
+    if not run.outcomes:
         click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found", err=True)
         sys.exit(EXIT_ERROR)
-    stdin = sys.stdin.buffer.read() if "-" in files else None
-    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents)
     sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose))
 
 

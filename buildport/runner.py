@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.findings import Finding
@@ -291,18 +291,25 @@ def expand_paths(
 ) -> list[str]:
     """Files as given, directories expanded (see :func:`discover`, which fills ``contents``
     and ``index``), ``-`` kept for standard input."""
-    out: list[str] = []
+    return list(iter_paths(paths, wanted, skipped, contents, index))
+
+
+def iter_paths(
+    paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
+) -> Iterator[str]:
+    """:func:`expand_paths` as it goes: each file as soon as discovery has read it, so
+    that porting (:func:`port_files`) can begin while the walk goes on."""
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir() and not wanted(path.name):
-            out.extend(files_below(path, wanted, skipped, contents, index))
+            yield from files_below(path, wanted, skipped, contents, index)
         else:
-            out.append(p)
-    return out
+            yield p
 
 
 def port_files(
-    paths: list[str], options: Options, stdin: bytes | None = None, kind: str = "cmake",
+    paths: Iterable[str], options: Options, stdin: bytes | None = None, kind: str = "cmake",
     jobs: int = 1, cache: Cache | None = None, contents: dict[str, SourceText] | None = None,
 ) -> Run:
     """Port every file; for CMake, the ROCm packages any file links are found where CUDA is.
@@ -312,6 +319,11 @@ def port_files(
     process). ``cache`` holds results from earlier runs; a hit is what the
     computation would return. ``contents`` holds what discovery read (see
     :func:`discover`); it is used, and dropped, instead of reading again.
+
+    ``paths`` may be a discovery still under way (:func:`iter_paths`): CMake
+    files go to the pool in chunks as they come, so the workers port while this
+    process walks and reads. Makefiles are read as a whole first (what one
+    defines, another uses).
     """
     with Workers(jobs, _warm_make_parser if kind == "make" else None) as workers:
         run = _port_files(paths, options, stdin, kind, workers, cache, contents)
@@ -327,15 +339,18 @@ def _warm_make_parser() -> None:
 
 
 def _port_files(
-    paths: list[str], options: Options, stdin: bytes | None, kind: str, workers: Workers, cache: Cache | None,
+    paths: Iterable[str], options: Options, stdin: bytes | None, kind: str, workers: Workers, cache: Cache | None,
     contents: dict[str, SourceText] | None,
 ) -> Run:
     run = Run()
-    contents = contents if contents is not None else {}
-    paths = _unique(paths, contents)
-    sources = [_load(path, stdin, contents.pop(path, None)) for path in paths]
-    facts = _make_facts(paths, sources, cache, workers) if kind == "make" else None
-    run.outcomes = _port_all(sources, options, kind, facts, workers, cache)
+    known = contents if contents is not None else {}
+    loading: Iterator[FileOutcome] = (_load(path, stdin, known.pop(path, None)) for path in _unique_iter(paths, known))
+    facts = None
+    if kind == "make":
+        sources = list(loading)
+        facts = _make_facts([source.path for source in sources], sources, cache, workers)
+        loading = iter(sources)
+    run.outcomes = _port_all(loading, options, kind, facts, workers, cache)
     if kind != "cmake":
         return run
     packages: set[str] = set()
@@ -371,15 +386,18 @@ def _load(path: str, stdin: bytes | None, known: SourceText | None = None) -> Fi
 
 
 def _port_all(
-    loaded: list[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, workers: Workers,
+    loaded: Iterable[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, workers: Workers,
     cache: Cache | None,
 ) -> list[FileOutcome]:
-    """Port every loaded file: cache hits first, then the misses (in a pool when ``jobs`` > 1)."""
+    """Port every loaded file: cache hits here, the misses in a pool when ``jobs`` > 1, handed over
+    in chunks as ``loaded`` yields them."""
     out: list[FileOutcome] = []
     missing: list[int] = []
     keys: dict[int, str] = {}
+    digests: dict[int, str] = {}
     settings = _settings(options, facts)
     key_of = Cache.keys(kind, settings)
+    feed = workers.feed(_port_chunk, (options, kind, facts, cache), _pack_outcome, _unpack_outcome)
     for i, item in enumerate(loaded):
         source = item.source
         if source is None or item.error:
@@ -406,13 +424,13 @@ def _port_all(
             continue
         out.append(item)
         missing.append(i)
-    tasks = [(out[i].path, out[i].source, keys.get(i)) for i in missing]
-    done = workers.run(_port_chunk, tasks, (options, kind, facts, cache), _pack_outcome, _unpack_outcome)
-    for i, outcome in zip(missing, done):
+        digests[i] = source.digest
+        feed.add((item.path, source, keys.get(i)))
+    for i, outcome in zip(missing, feed.results()):
         out[i] = outcome
         if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
-            cache.mark_clean(key_of, outcome.path, loaded[i].source.digest)  # type: ignore[union-attr]
-    if cache is not None and tasks:
+            cache.mark_clean(key_of, outcome.path, digests[i])
+    if cache is not None and missing:
         cache.save_clean()
         cache.prune()
     return out
@@ -432,6 +450,9 @@ def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
 
 #: A worker costs about as much to start as porting a few files, so a small run stays in one process.
 MIN_ITEMS_PER_WORKER = 4
+#: Files per chunk when they are handed to the pool as they come (:meth:`Workers.feed`): small
+#: enough that the pool starts early and the last chunks even out, large enough to cost little to send.
+FEED_CHUNK = 64
 
 Task = TypeVar("Task")
 Done = TypeVar("Done")
@@ -483,18 +504,64 @@ class Workers:
         workers = min(self.jobs, len(items) // MIN_ITEMS_PER_WORKER)
         if workers <= 1:
             return function(items, shared)
+        size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
+        chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        n = len(chunks)
+        out: list[Done] = []
+        for chunk, part in zip(chunks, self.pool().map(_call, [function] * n, chunks, [shared] * n, [pack] * n)):
+            out.extend(part if unpack is None else [unpack(item, packed) for item, packed in zip(chunk, part)])
+        return out
+
+    def pool(self) -> Any:
+        """The process pool, started on first use."""
         if self._pool is None:
             from concurrent.futures import ProcessPoolExecutor
 
             if self.prepare is not None:
                 self.prepare()
             self._pool = ProcessPoolExecutor(max_workers=self.jobs)
-        size = max(1, -(-len(items) // (workers * 4)))  # about four chunks per worker balances uneven files
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
-        n = len(chunks)
+        return self._pool
+
+    def feed(
+        self, function: Callable[[list[Task], Any], list[Done]], shared: Any,
+        pack: Callable[[Done], Any] | None = None, unpack: Callable[[Task, Any], Done] | None = None,
+    ) -> "Feed[Task, Done]":
+        """:meth:`run` for items that come one by one: see :class:`Feed`."""
+        return Feed(self, function, shared, pack, unpack)
+
+
+class Feed(Generic[Task, Done]):
+    """Items handed to the pool in chunks of :data:`FEED_CHUNK` as they are added, so that the
+    workers start while the items are still being found; :meth:`results` returns what
+    :meth:`Workers.run` would have returned for all of them, in their order. Fewer items
+    than one chunk go to :meth:`Workers.run` at the end, as they would have."""
+
+    def __init__(
+        self, workers: Workers, function: Callable[[list[Task], Any], list[Done]], shared: Any,
+        pack: Callable[[Done], Any] | None, unpack: Callable[[Task, Any], Done] | None,
+    ) -> None:
+        self.workers, self.function, self.shared, self.pack, self.unpack = workers, function, shared, pack, unpack
+        self.pending: list[Task] = []
+        self.sent: list[tuple[list[Task], Any]] = []  # (chunk, future)
+
+    def add(self, item: Task) -> None:
+        self.pending.append(item)
+        if len(self.pending) >= FEED_CHUNK and self.workers.jobs > 1:
+            self._send()
+
+    def _send(self) -> None:
+        chunk, self.pending = self.pending, []
+        self.sent.append((chunk, self.workers.pool().submit(_call, self.function, chunk, self.shared, self.pack)))
+
+    def results(self) -> list[Done]:
+        if not self.sent:
+            return self.workers.run(self.function, self.pending, self.shared, self.pack, self.unpack)
+        if self.pending:
+            self._send()
         out: list[Done] = []
-        for chunk, part in zip(chunks, self._pool.map(_call, [function] * n, chunks, [shared] * n, [pack] * n)):
-            out.extend(part if unpack is None else [unpack(item, packed) for item, packed in zip(chunk, part)])
+        for chunk, future in self.sent:
+            part = future.result()
+            out.extend(part if self.unpack is None else [self.unpack(item, packed) for item, packed in zip(chunk, part)])
         return out
 
 
@@ -558,8 +625,12 @@ def _unique(paths: list[str], contents: dict[str, SourceText] | None = None) -> 
 
     A file discovery read (in ``contents``) is known by the device and inode it had then.
     """
+    return list(_unique_iter(paths, contents))
+
+
+def _unique_iter(paths: Iterable[str], contents: dict[str, SourceText] | None = None) -> Iterator[str]:
+    """:func:`_unique` as the paths come (``contents`` is read as each one comes)."""
     seen: set[object] = set()
-    out: list[str] = []
     for p in paths:
         key: object = p
         known = contents.get(p) if contents is not None else None
@@ -573,8 +644,7 @@ def _unique(paths: list[str], contents: dict[str, SourceText] | None = None) -> 
                 key = os.path.realpath(p)  # missing: reading it reports the error
         if key not in seen:
             seen.add(key)
-            out.append(p if p == "-" else os.path.normpath(p))
-    return out
+            yield p if p == "-" else os.path.normpath(p)
 
 
 def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None, workers: Workers) -> MakeFacts:

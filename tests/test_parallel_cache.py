@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -351,3 +352,69 @@ def test_a_check_after_in_place_is_answered_by_the_cache(project: str, tmp_path:
     assert not imported & {"buildport.engine", "lark", "buildport.syntax.cmake"}
     findings = [line for line in done.stderr.decode().splitlines() if "|" not in line]
     assert (done.stdout, "\n".join(findings).encode() + b"\n" if findings else b"", done.returncode) == expected
+
+
+def test_a_feed_sends_chunks_as_items_come_and_keeps_their_order() -> None:
+    from buildport.runner import FEED_CHUNK, Workers
+
+    items = list(range(FEED_CHUNK * 3 + 5))
+    with Workers(2) as workers:
+        feed = workers.feed(_pids, 1000)
+        for item in items[:FEED_CHUNK]:
+            feed.add(item)
+        assert len(feed.sent) == 1 and not feed.pending  # a full chunk is in the pool before the rest exists
+        for item in items[FEED_CHUNK:]:
+            feed.add(item)
+        done = feed.results()
+    assert [value for value, _ in done] == [item + 1000 for item in items]
+    assert os.getpid() not in {pid for _, pid in done}
+
+
+def test_a_feed_of_less_than_a_chunk_runs_as_a_batch_would() -> None:
+    from buildport.runner import FEED_CHUNK, MIN_ITEMS_PER_WORKER, Workers
+
+    with Workers(1) as workers:  # one job: never a pool, however many items
+        feed = workers.feed(_pids, 0)
+        for item in range(FEED_CHUNK * 2):
+            feed.add(item)
+        assert {pid for _, pid in feed.results()} == {os.getpid()} and not feed.sent
+    with Workers(2) as workers:
+        few = workers.feed(_pids, 0)
+        for item in range(MIN_ITEMS_PER_WORKER):
+            few.add(item)
+        assert [pid for _, pid in few.results()] == [os.getpid()] * MIN_ITEMS_PER_WORKER  # too few to repay a pool
+
+
+def test_files_are_ported_while_discovery_goes_on(tmp_path: Path) -> None:
+    from buildport import runner
+    from buildport.options import Options
+
+    for i in range(runner.FEED_CHUNK * 2 + 3):
+        folder = tmp_path / f"d{i:03}"
+        folder.mkdir()
+        (folder / "CMakeLists.txt").write_text(f"add_executable(app{i} main.cu)\n")
+    pulled: list[int] = []
+    sent_when_pulled: list[int] = []
+    feeds: list[runner.Feed[Any, Any]] = []
+    original = runner.Workers.feed
+
+    def feed(self: runner.Workers, *args: Any) -> runner.Feed[Any, Any]:
+        feeds.append(original(self, *args))
+        return feeds[-1]
+
+    def walk() -> Iterator[str]:
+        for path in runner.iter_paths([str(tmp_path)], runner.is_cmake_file):
+            pulled.append(1)
+            sent_when_pulled.append(sum(len(chunk) for chunk, _ in feeds[0].sent) if feeds else 0)
+            yield path
+
+    runner.Workers.feed = feed  # type: ignore[method-assign]
+    try:
+        streamed = runner.port_files(walk(), Options(), jobs=2)
+    finally:
+        runner.Workers.feed = original  # type: ignore[method-assign]
+    assert sent_when_pulled[-1] == runner.FEED_CHUNK * 2  # two chunks were in the pool before the walk ended
+    batch = runner.port_files(runner.expand_paths([str(tmp_path)], runner.is_cmake_file), Options(), jobs=1)
+    assert [(o.path, o.result.text if o.result else o.error) for o in streamed.outcomes] == [
+        (o.path, o.result.text if o.result else o.error) for o in batch.outcomes
+    ]

@@ -132,7 +132,7 @@ def test_unexpected_exception_outside_a_file_is_one_line(tmp_path: Path) -> None
     """A bug outside the per-file work (here: discovery) is caught by the command group."""
     program = BROKEN.replace(
         "type(engine.CMAKE_PASSES[0]).run = broken",
-        "import buildport.cli as cli\ncli.expand_paths = lambda *a, **k: 1 / 0",
+        "import buildport.runner as runner\nrunner.files_below = lambda *a, **k: 1 / 0",
     )
     run = lambda *a: subprocess.run([sys.executable, "-c", program, *a], capture_output=True, text=True,  # noqa: E731
                                     timeout=120, cwd=ROOT)
