@@ -509,7 +509,7 @@ class Workers:
         n = len(chunks)
         out: list[Done] = []
         for chunk, part in zip(chunks, self.pool().map(_call, [function] * n, chunks, [shared] * n, [pack] * n)):
-            out.extend(part if unpack is None else [unpack(item, packed) for item, packed in zip(chunk, part)])
+            out += _unpacked(chunk, part, unpack)
         return out
 
     def pool(self) -> Any:
@@ -560,9 +560,13 @@ class Feed(Generic[Task, Done]):
             self._send()
         out: list[Done] = []
         for chunk, future in self.sent:
-            part = future.result()
-            out.extend(part if self.unpack is None else [self.unpack(item, packed) for item, packed in zip(chunk, part)])
+            out += _unpacked(chunk, future.result(), self.unpack)
         return out
+
+
+def _unpacked(chunk: list[Task], part: list[Any], unpack: Callable[[Task, Any], Done] | None) -> list[Done]:
+    """A chunk's results as a worker sent them, made whole again here (see :meth:`Workers.run`)."""
+    return part if unpack is None else [unpack(item, packed) for item, packed in zip(chunk, part)]
 
 
 def _call(function: Callable[[list[Task], Any], list[Done]], chunk: list[Task], shared: Any,
