@@ -323,8 +323,12 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     if kind == SOURCE:
         return FileAudit(path, kind, scan_source(text, path)) if is_cuda_source(path, text) else None
     from buildport.engine import port_cmake, port_make  # not needed by a run the cache answers
-    from buildport.prescan import may_have_residue
+    from buildport.prescan import may_have_residue, may_need_cmake_audit
+    from buildport.syntax.cmake import parse_cmake
 
+    if kind == CMAKE and not may_need_cmake_audit(text):
+        parse_cmake(text, path)  # nothing of CUDA in it, but bad input is still an error
+        return FileAudit(path, kind)
     port = port_cmake if kind == CMAKE else port_make
     result = port(text, path, verify=False)
     audited = FileAudit(path, kind)

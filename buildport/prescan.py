@@ -78,8 +78,8 @@ def cmake_trigger() -> re.Pattern[str]:
 
 def tables_changed() -> None:
     """Rows were added to the tables (a project's buildport.toml): build the searches again."""
-    global _trigger, _residue
-    _trigger = _residue = None
+    global _trigger, _residue, _residue_only_words
+    _trigger = _residue = _residue_only_words = None
 
 
 _residue: re.Pattern[str] | None = None
@@ -94,8 +94,36 @@ def may_have_residue(text: str) -> bool:
     """
     global _residue
     if _residue is None:
-        _residue = trigger(["cuda", "nvcc", "sm_", "compute_", "lto_", *library_rules.BY_LINK_NAME])
+        _residue = trigger(residue_words())
     return _residue.search(text.lower()) is not None
+
+
+def residue_words() -> list[str]:
+    """What :func:`may_have_residue` looks for."""
+    return ["cuda", "nvcc", "sm_", "compute_", "lto_", *library_rules.BY_LINK_NAME]
+
+
+def may_need_cmake_audit(text: str) -> bool:
+    """False when neither a CMake rule nor a residue pattern can fire in ``text``: one search
+    for the rules' words, then plain substring tests for the residue words it does not match."""
+    if _off:
+        return True
+    lowered = text.lower()
+    if cmake_trigger().search(lowered) is not None:
+        return True
+    return any(word in lowered for word in _residue_only())
+
+
+_residue_only_words: list[str] | None = None
+
+
+def _residue_only() -> list[str]:
+    """The residue words that hold no word of the CMake rules (``sm_``, ``compute_``, ``lto_``)."""
+    global _residue_only_words
+    if _residue_only_words is None:
+        search = cmake_trigger().search
+        _residue_only_words = [w.lower() for w in residue_words() if search(w.lower()) is None]
+    return _residue_only_words
 
 
 def may_need_cmake_port(text: str, start: int = 0, end: int | None = None) -> bool:

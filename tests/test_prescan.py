@@ -180,6 +180,36 @@ def test_every_residue_pattern_needs_a_hint_word(sample: str) -> None:
     assert may_have_residue(sample)
 
 
+@pytest.mark.parametrize("sample", RESIDUE_SAMPLES)
+def test_an_audited_cmake_file_with_a_residue_word_is_not_skipped(sample: str) -> None:
+    from buildport.prescan import may_need_cmake_audit
+
+    assert may_need_cmake_audit(f"set(X {sample})\n")
+
+
+def test_a_cmake_file_the_audit_skips_is_still_parsed() -> None:
+    from buildport.audit import audit_text
+    from buildport.prescan import may_need_cmake_audit
+
+    assert not may_need_cmake_audit("project(p CXX)\nadd_executable(a a.cpp\n")
+    with pytest.raises(ParseError):
+        audit_text("project(p CXX)\nadd_executable(a a.cpp\n", "CMakeLists.txt", "cmake")
+    assert [f.rule for f in audit_text("set(ARCH sm_80)\n", "CMakeLists.txt", "cmake").findings]  # no rule word
+
+
+@pytest.mark.parametrize("path", CMAKE_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_audit_skips_nothing_it_would_report(path: Path) -> None:
+    from buildport.audit import audit_text
+
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    try:
+        skipping = audit_text(text, str(path), "cmake")
+    except ParseError:
+        return
+    with disabled():
+        assert audit_text(text, str(path), "cmake") == skipping
+
+
 def test_link_names_are_residue_hints() -> None:
     from buildport.prescan import may_have_residue
     from buildport.rules.libraries import BY_LINK_NAME
