@@ -450,8 +450,10 @@ def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
 
 #: A worker costs about as much to start as porting a few files, so a small run stays in one process.
 MIN_ITEMS_PER_WORKER = 4
-#: Files per chunk when they are handed to the pool as they come (:meth:`Workers.feed`): small
-#: enough that the pool starts early and the last chunks even out, large enough to cost little to send.
+#: Files per chunk when they are handed to the pool as they come (:meth:`Workers.feed`): the first
+#: chunk is small, so that the pool starts early, and each next one twice as large up to the last
+#: size, large enough to cost little to send.
+FEED_FIRST = 2 * MIN_ITEMS_PER_WORKER
 FEED_CHUNK = 64
 
 Task = TypeVar("Task")
@@ -531,10 +533,11 @@ class Workers:
 
 
 class Feed(Generic[Task, Done]):
-    """Items handed to the pool in chunks of :data:`FEED_CHUNK` as they are added, so that the
-    workers start while the items are still being found; :meth:`results` returns what
-    :meth:`Workers.run` would have returned for all of them, in their order. Fewer items
-    than one chunk go to :meth:`Workers.run` at the end, as they would have."""
+    """Items handed to the pool in chunks as they are added (:data:`FEED_FIRST` items, then twice
+    as many each time up to :data:`FEED_CHUNK`), so that the workers start while the items are
+    still being found; :meth:`results` returns what :meth:`Workers.run` would have returned for
+    all of them, in their order. What is left at the end is shared out among the workers; fewer
+    items than the first chunk go to :meth:`Workers.run`, as they would have."""
 
     def __init__(
         self, workers: Workers, function: Callable[[list[Task], Any], list[Done]], shared: Any,
@@ -543,21 +546,25 @@ class Feed(Generic[Task, Done]):
         self.workers, self.function, self.shared, self.pack, self.unpack = workers, function, shared, pack, unpack
         self.pending: list[Task] = []
         self.sent: list[tuple[list[Task], Any]] = []  # (chunk, future)
+        self.size = FEED_FIRST
 
     def add(self, item: Task) -> None:
         self.pending.append(item)
-        if len(self.pending) >= FEED_CHUNK and self.workers.jobs > 1:
-            self._send()
+        if len(self.pending) >= self.size and self.workers.jobs > 1:
+            self._send(self.pending)
+            self.pending = []
+            self.size = min(2 * self.size, FEED_CHUNK)
 
-    def _send(self) -> None:
-        chunk, self.pending = self.pending, []
+    def _send(self, chunk: list[Task]) -> None:
         self.sent.append((chunk, self.workers.pool().submit(_call, self.function, chunk, self.shared, self.pack)))
 
     def results(self) -> list[Done]:
         if not self.sent:
             return self.workers.run(self.function, self.pending, self.shared, self.pack, self.unpack)
-        if self.pending:
-            self._send()
+        left, jobs = self.pending, self.workers.jobs
+        share = -(-len(left) // jobs)
+        for i in range(0, len(left), share or 1):  # the last items, one part per worker
+            self._send(left[i : i + share])
         out: list[Done] = []
         for chunk, future in self.sent:
             out += _unpacked(chunk, future.result(), self.unpack)

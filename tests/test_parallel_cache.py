@@ -355,17 +355,21 @@ def test_a_check_after_in_place_is_answered_by_the_cache(project: str, tmp_path:
 
 
 def test_a_feed_sends_chunks_as_items_come_and_keeps_their_order() -> None:
-    from buildport.runner import FEED_CHUNK, Workers
+    from buildport.runner import FEED_CHUNK, FEED_FIRST, Workers
 
-    items = list(range(FEED_CHUNK * 3 + 5))
+    items = list(range(FEED_CHUNK * 5 + 5))
     with Workers(2) as workers:
         feed = workers.feed(_pids, 1000)
-        for item in items[:FEED_CHUNK]:
+        for item in items[:FEED_FIRST]:
             feed.add(item)
-        assert len(feed.sent) == 1 and not feed.pending  # a full chunk is in the pool before the rest exists
-        for item in items[FEED_CHUNK:]:
+        assert len(feed.sent) == 1 and not feed.pending  # a chunk is in the pool before the rest exists
+        for item in items[FEED_FIRST:]:
             feed.add(item)
+        sizes = [len(chunk) for chunk, _ in feed.sent]
         done = feed.results()
+        left = [len(chunk) for chunk, _ in feed.sent[len(sizes):]]
+    assert sizes[:3] == [FEED_FIRST, 2 * FEED_FIRST, 4 * FEED_FIRST] and max(sizes) == FEED_CHUNK
+    assert len(left) == 2 and abs(left[0] - left[1]) <= 1  # what is left, shared out among the workers
     assert [value for value, _ in done] == [item + 1000 for item in items]
     assert os.getpid() not in {pid for _, pid in done}
 
@@ -389,7 +393,7 @@ def test_files_are_ported_while_discovery_goes_on(tmp_path: Path) -> None:
     from buildport import runner
     from buildport.options import Options
 
-    for i in range(runner.FEED_CHUNK * 2 + 3):
+    for i in range(runner.FEED_FIRST * 3 + 3):
         folder = tmp_path / f"d{i:03}"
         folder.mkdir()
         (folder / "CMakeLists.txt").write_text(f"add_executable(app{i} main.cu)\n")
@@ -413,7 +417,7 @@ def test_files_are_ported_while_discovery_goes_on(tmp_path: Path) -> None:
         streamed = runner.port_files(walk(), Options(), jobs=2)
     finally:
         runner.Workers.feed = original  # type: ignore[method-assign]
-    assert sent_when_pulled[-1] == runner.FEED_CHUNK * 2  # two chunks were in the pool before the walk ended
+    assert sent_when_pulled[-1] == runner.FEED_FIRST * 3  # two chunks were in the pool before the walk ended
     batch = runner.port_files(runner.expand_paths([str(tmp_path)], runner.is_cmake_file), Options(), jobs=1)
     assert [(o.path, o.result.text if o.result else o.error) for o in streamed.outcomes] == [
         (o.path, o.result.text if o.result else o.error) for o in batch.outcomes
