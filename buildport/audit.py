@@ -281,21 +281,15 @@ def is_audited(name: str) -> bool:
     return kind_of(name) is not None
 
 
-def collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
-            index: FileIndex | None = None) -> list[tuple[str, str]]:
-    """(path, kind) of every file to audit: files as given, directories walked, includes followed.
+def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
+                 index: FileIndex | None = None) -> Iterator[tuple[str, str]]:
+    """(path, kind) of every file to audit, as discovery finds them: files as given, directories
+    walked (the first kind given for a path wins), then the Makefiles those include.
 
     A file given by name whose kind is unknown is skipped (a pre-commit hook passes
     every staged file); a path that does not exist is an error. ``contents`` keeps
     what discovery read, and ``index`` vouches for files (see :func:`buildport.runner.discover`).
     """
-    return list(iter_collect(paths, errors, contents, index))
-
-
-def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
-                 index: FileIndex | None = None) -> Iterator[tuple[str, str]]:
-    """:func:`collect` as it goes: each file as discovery finds it (the first kind given for a
-    path wins), then the Makefiles those include."""
     seen: set[str] = set()
     makefiles: list[str] = []
     for p in paths:
