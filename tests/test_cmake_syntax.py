@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from buildport.syntax.cmake import parse_cmake, parse_cmake_lark
+from buildport.syntax.cmake import CMakeFile, parse_cmake, parse_cmake_lark
 from buildport.syntax.errors import ParseError
 
 ROUND_TRIP = [
@@ -41,19 +41,18 @@ def _arguments_of_fresh_commands(text: str) -> list[list[tuple[str, str, int]]]:
     return [[(a.type, a.value, a.start) for a in c.arguments()] for c in parse_cmake(text).commands()]
 
 
-def _arguments_of_lark_commands(text: str) -> list[list[tuple[str, str, int]]]:
-    return [[(a.type, a.value, a.start) for a in c.arguments()] for c in parse_cmake_lark(text).commands()]
+def _arguments_of(tree: CMakeFile) -> list[list[tuple[str, str, int]]]:
+    return [[(a.type, a.value, a.start) for a in c.arguments()] for c in tree.commands()]
 
 
 @pytest.mark.parametrize("text", ROUND_TRIP)
 def test_round_trip(text: str) -> None:
     tree = parse_cmake(text)
+    reference = parse_cmake_lark(text)
     assert str(tree) == text
-    assert tree == parse_cmake_lark(text)
-    assert _arguments_of_fresh_commands(text) == _arguments_of_lark_commands(text)
-    assert [c.identifier for c in parse_cmake(text).commands()] == [
-        c.name.value.lower() for c in parse_cmake_lark(text).commands()
-    ]
+    assert tree == reference
+    assert _arguments_of_fresh_commands(text) == _arguments_of(reference)
+    assert [c.identifier for c in parse_cmake(text).commands()] == [c.name.value.lower() for c in reference.commands()]
 
 
 def test_commands_and_arguments() -> None:
@@ -133,9 +132,10 @@ _file = st.lists(st.tuples(_command(), st.sampled_from(["\n", "\r\n", "\r", " # 
 @given(_file)
 def test_generated_files_round_trip(text: str) -> None:
     tree = parse_cmake(text)
+    reference = parse_cmake_lark(text)
     assert str(tree) == text
-    assert tree == parse_cmake_lark(text)
-    assert _arguments_of_fresh_commands(text) == _arguments_of_lark_commands(text)
+    assert tree == reference
+    assert _arguments_of_fresh_commands(text) == _arguments_of(reference)
 
 
 def test_arguments_are_read_without_the_other_leaves() -> None:
