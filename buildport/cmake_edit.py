@@ -140,8 +140,8 @@ def _pieces(tree: CMakeFile, touched: set[int]) -> list[Leaf]:
 
     A touched command is split into its leaves, and so is the trivia on either
     side of it (its indentation, a trailing comment, the line it may take with
-    it); an untouched command is one ``COMMAND`` piece, trivia between two
-    untouched commands one ``TRIVIA`` piece.
+    it); what lies between, untouched commands and trivia, is one ``UNTOUCHED``
+    piece per stretch.
     """
     cuts = tree.cut_points()
     if cuts is None:  # a tree built leaf by leaf
@@ -152,26 +152,30 @@ def _pieces(tree: CMakeFile, touched: set[int]) -> list[Leaf]:
             elif item.start in touched:
                 leaves.extend(item.iter_leaves())
             else:
-                leaves.append(Leaf("COMMAND", str(item), item.start))
+                leaves.append(Leaf("UNTOUCHED", str(item), item.start))
         return leaves
     text = tree.text
     commands = tree.commands()
     hot = [c.start in touched for c in commands]
     leaves = [Leaf("BOM", "\ufeff", 0)] if cuts[1] else []
     last = len(cuts) - 2
+    cold = cuts[1]  # where the untouched stretch that is not yet a piece begins
     for i in range(1, last + 1):
         start, end = cuts[i], cuts[i + 1]
         if i % 2 == 0:  # command (i - 2) // 2
-            command = commands[(i - 2) // 2]
-            if hot[(i - 2) // 2]:
-                leaves.extend(command.iter_leaves())
-            else:
-                leaves.append(Leaf("COMMAND", text[start:end], start))
-        elif start < end:  # trivia between command (i - 3) // 2 and command (i - 1) // 2
-            if (i >= 3 and hot[(i - 3) // 2]) or (i + 1 <= last and hot[(i - 1) // 2]):
-                leaves.extend(trivia_leaves(text, start, end))
-            else:
-                leaves.append(Leaf("TRIVIA", text[start:end], start))
+            if not hot[(i - 2) // 2]:
+                continue
+            pieces = commands[(i - 2) // 2].iter_leaves()
+        elif start < end and ((i >= 3 and hot[(i - 3) // 2]) or (i + 1 <= last and hot[(i - 1) // 2])):
+            pieces = iter(trivia_leaves(text, start, end))  # trivia next to a touched command
+        else:
+            continue
+        if cold < start:  # untouched commands and trivia: one piece of text
+            leaves.append(Leaf("UNTOUCHED", text[cold:start], cold))
+        leaves.extend(pieces)
+        cold = end
+    if cold < len(text):
+        leaves.append(Leaf("UNTOUCHED", text[cold:], cold))
     return leaves
 
 
