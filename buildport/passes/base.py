@@ -215,8 +215,10 @@ def gather_target_facts(ctx: Context) -> None:
                 facts.hip_targets.add(target.value)
 
 
-#: The first two arguments of a command when both are plain words (no quotes, references or escapes).
-_PLAIN_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*[ \t]*\([ \t]*([A-Za-z0-9_.+-]+)(?:[ \t]+([A-Za-z0-9_.+-]+))?(?=[\s)])")
+#: The first two arguments of a command when both are plain words (no quotes, escapes, semicolons or
+#: parentheses; a variable reference such as ``${name}`` is plain: the argument's value is its text).
+_PLAIN_HEAD = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*[ \t]*\([ \t]*([A-Za-z0-9_.+${}-]+)(?:[ \t]+([A-Za-z0-9_.+${}-]+))?(?=[\s)])")
 
 
 def _assignment(ctx: Context, command: Command) -> None:
