@@ -12,7 +12,7 @@ row is found and that no fixture the passes change is skipped.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
@@ -134,10 +134,11 @@ def may_need_cmake_port(text: str, start: int = 0, end: int | None = None) -> bo
 def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bool]:
     """For each span ``text[starts[i]:ends[i]]`` (in order, none overlapping): may a CMake rule fire in it?
 
-    The same answer as :func:`may_need_cmake_port` span by span, from one search
-    of the whole text that jumps to the next span after each hit. A match that
-    reaches across a span's edge could hide one inside the span, so such a span
-    is searched alone.
+    The same answer as :func:`may_need_cmake_port` span by span, from searches of
+    the whole text that each begin where a span does: after a match, the next
+    search begins at the next span, so the text between spans (comments) is read
+    only up to its first match. A match that begins in a span and reaches past
+    its end says nothing about the span alone, which is then searched alone.
     """
     if _off:
         return [True] * len(starts)
@@ -146,18 +147,15 @@ def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bo
     if len(lowered) != len(text):  # a character whose lower case is longer: the offsets differ
         return [search(text[start:end].lower()) is not None for start, end in zip(starts, ends)]
     found = [False] * len(starts)
-    m = search(lowered)
+    m = search(lowered, starts[0]) if starts else None
     while m is not None:
         at, end = m.span()
-        i = bisect_right(starts, at) - 1
-        if i >= 0 and end <= ends[i]:
-            found[i] = True
-            m = search(lowered, ends[i])
-            continue
-        for j in range(max(i, 0), bisect_left(starts, end)):  # spans the match reaches into
-            if ends[j] > at and not found[j]:
-                found[j] = search(text[starts[j] : ends[j]].lower()) is not None
-        m = search(lowered, end)
+        i = bisect_right(starts, at) - 1  # the span it begins in, or the last one before it
+        if at < ends[i]:
+            found[i] = end <= ends[i] or search(text[starts[i] : ends[i]].lower()) is not None
+        if i + 1 == len(starts):
+            break
+        m = search(lowered, starts[i + 1])
     return found
 
 
