@@ -145,14 +145,14 @@ def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bo
     search = cmake_trigger().search
     lowered = text.lower()
     if len(lowered) != len(text):  # a character whose lower case is longer: the offsets differ
-        return [search(text[start:end].lower()) is not None for start, end in zip(starts, ends)]
+        return [has_cmake_trigger(text[start:end]) for start, end in zip(starts, ends)]
     found = [False] * len(starts)
     m = search(lowered, starts[0]) if starts else None
     while m is not None:
         at, end = m.span()
         i = bisect_right(starts, at) - 1  # the span it begins in, or the last one before it
         if at < ends[i]:
-            found[i] = end <= ends[i] or search(text[starts[i] : ends[i]].lower()) is not None
+            found[i] = end <= ends[i] or has_cmake_trigger(text[starts[i] : ends[i]])
         if i + 1 == len(starts):
             break
         m = search(lowered, starts[i + 1])

@@ -344,11 +344,11 @@ def _port_files(
 ) -> Run:
     run = Run()
     known = contents if contents is not None else {}
-    loading: Iterator[FileOutcome] = (_load(path, stdin, known.pop(path, None)) for path in _unique_iter(paths, known))
+    loading: Iterator[FileOutcome] = (_load(path, stdin, known.pop(path, None)) for path in _unique(paths, known))
     facts = None
     if kind == "make":
         sources = list(loading)
-        facts = _make_facts([source.path for source in sources], sources, cache, workers)
+        facts = _make_facts(sources, cache, workers)
         loading = iter(sources)
     run.outcomes = _port_all(loading, options, kind, facts, workers, cache)
     if kind != "cmake":
@@ -460,18 +460,6 @@ Task = TypeVar("Task")
 Done = TypeVar("Done")
 
 
-def in_chunks(
-    function: Callable[[list[Task], Any], list[Done]], items: list[Task], jobs: int, shared: Any,
-) -> list[Done]:
-    """``function(chunk, shared)`` over chunks of ``items``, in a process pool when ``jobs`` > 1.
-
-    The results come back in the order of ``items``, whatever the pool does.
-    One process, or too few items to repay starting workers, runs here without a pool.
-    """
-    with Workers(jobs) as workers:
-        return workers.run(function, items, shared)
-
-
 class Workers:
     """A pool of ``jobs`` processes, started when first needed and kept for every phase of a run,
     so that what a worker compiled for one phase (parser tables, regexes) serves the next.
@@ -498,8 +486,10 @@ class Workers:
         self, function: Callable[[list[Task], Any], list[Done]], items: list[Task], shared: Any,
         pack: Callable[[Done], Any] | None = None, unpack: Callable[[Task, Any], Done] | None = None,
     ) -> list[Done]:
-        """:func:`in_chunks` on this pool.
+        """``function(chunk, shared)`` over chunks of ``items``, in the pool when ``jobs`` > 1.
 
+        The results come back in the order of ``items``, whatever the pool does.
+        One process, or too few items to repay starting workers, runs here without a pool.
         With ``pack`` and ``unpack``, a result crosses from a worker as ``pack(result)``
         (plain data, cheap to send) and becomes ``unpack(item, packed)`` here again.
         """
@@ -631,16 +621,12 @@ def _picklable(exc: Exception) -> bool:
     return True
 
 
-def _unique(paths: list[str], contents: dict[str, SourceText] | None = None) -> list[str]:
-    """Each file once, however it was reached (``a/../common.mk`` and ``b/../common.mk``).
+def _unique(paths: Iterable[str], contents: dict[str, SourceText] | None = None) -> Iterator[str]:
+    """Each file once, however it was reached (``a/../common.mk`` and ``b/../common.mk``), as the paths come.
 
-    A file discovery read (in ``contents``) is known by the device and inode it had then.
+    A file discovery read (in ``contents``, looked up as each path comes) is known by the
+    device and inode it had then.
     """
-    return list(_unique_iter(paths, contents))
-
-
-def _unique_iter(paths: Iterable[str], contents: dict[str, SourceText] | None = None) -> Iterator[str]:
-    """:func:`_unique` as the paths come (``contents`` is read as each one comes)."""
     seen: set[object] = set()
     for p in paths:
         key: object = p
@@ -658,7 +644,7 @@ def _unique_iter(paths: Iterable[str], contents: dict[str, SourceText] | None = 
             yield p if p == "-" else os.path.normpath(p)
 
 
-def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None, workers: Workers) -> MakeFacts:
+def _make_facts(loaded: list[FileOutcome], cache: Cache | None, workers: Workers) -> MakeFacts:
     """Compiler, flag and architecture variables across all Makefiles of the run.
 
     Each file is read on its own (by the pool's workers, if any), then the parts
@@ -675,7 +661,7 @@ def _make_facts(paths: list[str], loaded: list[FileOutcome], cache: Cache | None
             return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links))
     from buildport.passes.make_facts import combine
 
-    tasks = [(path, item.source.text) for path, item in zip(paths, loaded) if path != "-" and item.source is not None]
+    tasks = [(item.path, item.source.text) for item in loaded if item.path != "-" and item.source is not None]
     facts = MakeFacts()
     combine(facts, [part for part in workers.run(_file_facts_chunk, tasks, None) if part is not None])
     if cache is not None and key is not None:

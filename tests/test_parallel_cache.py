@@ -295,16 +295,23 @@ def _pids(items: list[int], shared: int) -> list[tuple[int, int]]:
     return [(item + shared, os.getpid()) for item in items]
 
 
-def test_in_chunks_keeps_the_order_and_uses_workers() -> None:
-    from buildport.runner import MIN_ITEMS_PER_WORKER, in_chunks
+def _in_chunks(items: list[int], jobs: int, shared: int) -> list[tuple[int, int]]:
+    from buildport.runner import Workers
+
+    with Workers(jobs) as workers:
+        return workers.run(_pids, items, shared)
+
+
+def test_workers_keep_the_order_and_use_processes() -> None:
+    from buildport.runner import MIN_ITEMS_PER_WORKER
 
     items = list(range(40))
-    parallel = in_chunks(_pids, items, 2, 100)
+    parallel = _in_chunks(items, 2, 100)
     assert [value for value, _ in parallel] == [i + 100 for i in items]
     assert os.getpid() not in {pid for _, pid in parallel}
-    small = in_chunks(_pids, items[: MIN_ITEMS_PER_WORKER * 2 - 1], 2, 0)
+    small = _in_chunks(items[: MIN_ITEMS_PER_WORKER * 2 - 1], 2, 0)
     assert {pid for _, pid in small} == {os.getpid()}  # too few to repay a pool
-    assert {pid for _, pid in in_chunks(_pids, items, 1, 0)} == {os.getpid()}
+    assert {pid for _, pid in _in_chunks(items, 1, 0)} == {os.getpid()}
 
 
 def test_packages_of_the_run_reach_every_find_package_as_if_each_were_ported_again(tmp_path: Path) -> None:

@@ -94,8 +94,8 @@ class Context:
     def _search_commands(self) -> dict[int, bool]:
         """Command start → whether a trigger word is in it: one search of the file."""
         commands = self.tree.commands()
-        found = spans_with_trigger(self.tree.text, [c.start for c in commands], [c.end for c in commands])
-        return dict(zip([c.start for c in commands], found))
+        starts = [c.start for c in commands]
+        return dict(zip(starts, spans_with_trigger(self.tree.text, starts, [c.end for c in commands])))
 
     def commands(self) -> list[Command]:
         """The file's commands that no earlier pass removed or rewrote whole."""
