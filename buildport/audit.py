@@ -27,7 +27,7 @@ from typing import Iterable, Iterator
 from buildport.cache import Cache, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
 from buildport.findings import Finding, Severity
-from buildport.result import Result, UnstableRewrite
+from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
 from buildport.runner import Workers, files_below, included_makefiles, is_cmake_file, is_make_file
@@ -36,7 +36,7 @@ from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, read_source
 
 CMAKE, MAKE, SOURCE = "cmake", "make", "source"
-_MARKER = re.compile(r"#\s*buildport:\s*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
+_MARKER = re.compile(r"#[^\S\n]*buildport:[^\S\n]*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
 _ALL = "*"
 _BRACKET = re.compile(r"\[(=*)\[")
 #: message() arguments are prose: "this needs CUDA" is no dependency.
@@ -351,15 +351,61 @@ def line_changes(result: Result) -> dict[int, str | None]:
     None: the line changes, but within a block of unequal size no new line is
     close enough to say which text replaces it.
     """
-    old, new = _lines(result.original), _lines(result.text)
+    original, text = result.original, result.text
+    regions = result.regions if result.regions is not None else [(0, len(original), 0, len(text))]
     changes: dict[int, str | None] = {}
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "delete":
-            changes.update((line, "") for line in range(i1 + 1, i2 + 1))
-        elif tag == "replace":
-            changes.update(_pair(old, i1, i2, new, j1, j2))
+    line, at = 0, 0  # lines of the original before offset ``at``
+    for start, end, new_start, new_end in _line_blocks(original, text, regions):
+        line += original.count("\n", at, start)
+        at = start
+        old, new = _lines(original[start:end]), _lines(text[new_start:new_end])
+        if old == new:
+            continue
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag == "delete":
+                changes.update((line + n, "") for n in range(i1 + 1, i2 + 1))
+            elif tag == "replace":
+                changes.update((line + n, new_line) for n, new_line in _pair(old, i1, i2, new, j1, j2))
     return changes
+
+
+def _line_blocks(original: str, text: str, regions: list[Region]) -> Iterator[Region]:
+    """The regions widened to whole lines of both texts, those that then share a line merged.
+
+    Lines outside the blocks are the same in both texts, in the same order, so
+    the lines of each block can be compared on their own.
+    """
+    first = new_first = stop = delta = -1  # the open block: its start in both texts, its end, the shift there
+    for start, end, new_start, new_end in regions:
+        line_start = original.rfind("\n", 0, start) + 1
+        if stop >= 0:
+            if start >= stop:  # no region left before the open block's end: ``delta`` holds there
+                stop = _settled(original, text, stop, delta)
+            if line_start < stop or stop == len(original):  # on a line of the open block: one block
+                delta = new_end - end
+                stop = max(stop, _line_end(original, end - 1 if end > start else start))
+                continue
+            yield first, stop, new_first, stop + delta
+        first, new_first = line_start, new_start - (start - line_start)
+        delta = new_end - end
+        stop = _line_end(original, end - 1 if end > start else start)
+    if stop >= 0:
+        stop = _settled(original, text, stop, delta)
+        yield first, stop, new_first, stop + delta
+
+
+def _settled(original: str, text: str, stop: int, delta: int) -> int:
+    """``stop``, a line end of the original, moved on until ``stop + delta`` ends a line of the new text too."""
+    while stop < len(original) and text[stop + delta - 1] != "\n":  # the new text joined the next line
+        stop = _line_end(original, stop)
+    return stop
+
+
+def _line_end(text: str, at: int) -> int:
+    """The end of the line ``at`` is in, past its ``\\n`` (the text's length on its last line)."""
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end + 1
 
 
 def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) -> Iterator[tuple[int, str | None]]:
@@ -511,12 +557,13 @@ def code_only(text: str, kind: str) -> str:
     CMake: ``#`` outside a quoted argument starts a line comment, ``#[[``/``#[=[``
     a bracket comment. make: an unescaped ``#`` starts a comment to the line end.
     """
-    out = list(text)
+    if kind != CMAKE:
+        return _blanked(text, [m.span() for m in _MAKE_COMMENT.finditer(text) if m.group(1) is None])
+    spans: list[tuple[int, int]] = []
     i, n = 0, len(text)
     quoted = False
-    special = _CMAKE_SPECIAL if kind == CMAKE else _MAKE_SPECIAL
     while i < n:
-        m = special.search(text, i)  # every other character is passed over as it is
+        m = _CMAKE_SPECIAL.search(text, i)  # every other character is passed over as it is
         if m is None:
             break
         i = m.start()
@@ -524,30 +571,46 @@ def code_only(text: str, kind: str) -> str:
         if c == "\\":
             i += 2
             continue
-        if c == '"' and kind == CMAKE:
+        if c == '"':
             quoted = not quoted
-        elif c == "[" and kind == CMAKE and not quoted and _BRACKET.match(text, i):
-            i = _blank(out, i, _bracket_end(text, i))
+        elif c == "[" and not quoted and _BRACKET.match(text, i):
+            spans.append((i, _bracket_end(text, i)))
+            i = spans[-1][1]
             continue
         elif c == "#" and not quoted:
-            i = _blank(out, i, _comment_end(text, i, kind))
+            spans.append((i, _comment_end(text, i, kind)))
+            i = spans[-1][1]
             continue
         i += 1
-    if kind == CMAKE:
-        for m in _MESSAGE.finditer(text):
-            _blank(out, m.end(), _close_paren(text, m.end()))
-    return "".join(out)
+    messages = [(m.end(), _close_paren(text, m.end())) for m in _MESSAGE.finditer(text)]
+    return _blanked(text, sorted(spans + messages) if messages else spans)
 
 
 _CMAKE_SPECIAL = re.compile(r'[\\"\[#]')
-_MAKE_SPECIAL = re.compile(r"[\\#]")
+#: make: an escaped character (group 1), or a comment to the line's end.
+_MAKE_COMMENT = re.compile(r"(\\[\s\S]?)|#[^\n]*")
+_NOT_NEWLINES = re.compile(r"[^\r\n]+")
 
 
-def _blank(out: list[str], start: int, end: int) -> int:
-    for j in range(start, end):
-        if out[j] not in "\r\n":
-            out[j] = " "
-    return end
+def _spaces(m: re.Match[str]) -> str:
+    return " " * (m.end() - m.start())
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with every character but newlines in ``spans`` (sorted by start) made a space."""
+    if not spans:
+        return text
+    pieces: list[str] = []
+    at = 0  # what is before ``at`` is in ``pieces``
+    for start, end in spans:
+        start = max(start, at)  # spans may overlap: a comment inside a message()
+        if start < end:
+            gap = text[start:end]
+            blank = " " * len(gap) if "\n" not in gap and "\r" not in gap else _NOT_NEWLINES.sub(_spaces, gap)
+            pieces += (text[at:start], blank)
+            at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def _bracket_end(text: str, start: int) -> int:
@@ -559,19 +622,20 @@ def _bracket_end(text: str, start: int) -> int:
 
 def _close_paren(text: str, start: int) -> int:
     """The offset of the ``)`` closing a command whose arguments start at ``start``."""
-    depth, quoted, i = 1, False, start
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
-            i += 1
-        elif c == '"':
+    depth, quoted = 1, False
+    for m in _PAREN_SPECIAL.finditer(text, start):
+        c = m.group()
+        if c == '"':
             quoted = not quoted
         elif not quoted and c in "()":
             depth += 1 if c == "(" else -1
             if depth == 0:
-                return i
-        i += 1
+                return m.start()
     return len(text)
+
+
+#: What :func:`_close_paren` looks at: a backslash and the character it escapes, a quote, a parenthesis.
+_PAREN_SPECIAL = re.compile(r'\\[\s\S]?|["()]')
 
 
 def _comment_end(text: str, start: int, kind: str) -> int:
@@ -589,13 +653,15 @@ def _lines(text: str) -> list[str]:
 def suppressions(text: str) -> dict[int, set[str]]:
     """Line → rule ids silenced by ``# buildport: ignore[...]`` markers on that line (``*``: all)."""
     silenced: dict[int, set[str]] = {}
-    for number, line in enumerate(_lines(text), start=1):
-        for marker in _MARKER.finditer(line):
-            rules = silenced.setdefault(number, set())
-            if marker.group(1) is None:
-                rules.add(_ALL)
-            else:
-                rules.update(part.strip() for part in marker.group(1).split(",") if part.strip())
+    number, at = 1, 0  # the line number at offset ``at``
+    for marker in _MARKER.finditer(text):  # a marker stays on its line: its blanks are not newlines
+        number += text.count("\n", at, marker.start())
+        at = marker.start()
+        rules = silenced.setdefault(number, set())
+        if marker.group(1) is None:
+            rules.add(_ALL)
+        else:
+            rules.update(part.strip() for part in marker.group(1).split(",") if part.strip())
     return silenced
 
 

@@ -7,6 +7,8 @@ never silently written.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from buildport.cmake_edit import Edits
 from buildport.findings import Severity
 from buildport.options import MakeFacts, Options
@@ -15,7 +17,7 @@ from buildport.passes.cmake_project import FindPackages, Languages, LegacyComman
 from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
-from buildport.result import Result, UnstableRewrite
+from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
@@ -56,8 +58,8 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     gather_target_facts(ctx)
     for rewrite in CMAKE_PASSES:
         rewrite.run(ctx)
-    new = ctx.edits.render() if not ctx.edits.empty else text
-    result = Result(path, text, new, ctx.findings, set(ctx.facts.packages))
+    new, regions = ctx.edits.rendered() if not ctx.edits.empty else (text, [])
+    result = Result(path, text, new, ctx.findings, set(ctx.facts.packages), regions=regions)
     if verify and new != text:
         try:
             again = port_cmake(new, path, options, verify=False)
@@ -93,17 +95,20 @@ def port_make(
     ctx = MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH), facts=facts)
     port_lines(ctx)
     report_platform(ctx)
-    new = apply_spans(text, ctx.edits)
+    merged = _merged(ctx.edits)
+    new = _applied(text, merged)
     head = prelude(ctx, new)
     if head and new != text:
-        at, after_root = prelude_offset(tree)
-        at = _shifted(at, ctx.edits)
+        origin, after_root = prelude_offset(tree)
+        at = _shifted(origin, merged)
         newline = "\r\n" if "\r\n" in text else "\n"
         block = head.replace("\n", newline) + newline
         if not after_root and not new[at:].startswith(("\n", "\r\n")):
             block += newline
         new = new[:at] + block + new[at:]
-    result = Result(path, text, new, ctx.findings)
+        # the block goes where _shifted put it: after the edits that end at or before its origin
+        merged.insert(bisect_right([end for _, end, _ in merged], origin), (origin, origin, block))
+    result = Result(path, text, new, ctx.findings, regions=_regions(merged))
     if verify and new != text:
         try:
             again = port_make(new, path, options, verify=False, facts=facts)
@@ -116,13 +121,18 @@ def port_make(
     return result
 
 
-def _shifted(offset: int, edits: dict[tuple[int, int], str]) -> int:
-    """Where ``offset`` of the original text lands once ``edits`` are applied."""
-    return offset + sum(len(new) - (end - start) for (start, end), new in edits.items() if end <= offset)
+def _shifted(offset: int, merged: list[tuple[int, int, str]]) -> int:
+    """Where ``offset`` of the original text lands once the edits are applied."""
+    return offset + sum(len(new) - (end - start) for start, end, new in merged if end <= offset)
 
 
 def apply_spans(text: str, edits: dict[tuple[int, int], str]) -> str:
     """Apply (start, end) → text edits; overlapping edits are a bug."""
+    return _applied(text, _merged(edits))
+
+
+def _merged(edits: dict[tuple[int, int], str]) -> list[tuple[int, int, str]]:
+    """The edits in order, two removals that overlap made one; other overlapping edits are a bug."""
     merged: list[tuple[int, int, str]] = []
     for (start, end), new in sorted(edits.items()):
         if merged and start < merged[-1][1]:
@@ -132,6 +142,10 @@ def apply_spans(text: str, edits: dict[tuple[int, int], str]) -> str:
             merged[-1] = (prev_start, max(prev_end, end), "")  # two removals that share a blank
             continue
         merged.append((start, end, new))
+    return merged
+
+
+def _applied(text: str, merged: list[tuple[int, int, str]]) -> str:
     pieces: list[str] = []
     at = 0
     for start, end, new in merged:  # one join: slicing the whole text once per edit is quadratic
@@ -139,3 +153,13 @@ def apply_spans(text: str, edits: dict[tuple[int, int], str]) -> str:
         at = end
     pieces.append(text[at:])
     return "".join(pieces)
+
+
+def _regions(merged: list[tuple[int, int, str]]) -> list[Region]:
+    """The regions (see :data:`~buildport.result.Region`) of edits in order, none overlapping."""
+    regions: list[Region] = []
+    shift = 0  # how far the new text has moved from the original at this point
+    for start, end, new in merged:
+        regions.append((start, end, start + shift, start + shift + len(new)))
+        shift += len(new) - (end - start)
+    return regions

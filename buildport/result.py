@@ -7,6 +7,12 @@ from buildport.findings import Finding
 from buildport.textio import SourceText
 
 
+#: Where a rewrite differs from the original: ``(start, end)`` in the original text
+#: and ``(start, end)`` of what replaced it in the new text, in order, none
+#: overlapping; the text between two regions is the same in both.
+Region = tuple[int, int, int, int]
+
+
 class UnstableRewrite(Exception):
     """A second run over buildport's own output would change it again: a bug."""
 
@@ -19,14 +25,16 @@ class Result:
     which a run the cache answers mostly never does.
     """
 
-    __slots__ = ("path", "_original", "_text", "findings", "packages", "_changed", "rerun")
+    __slots__ = ("path", "_original", "_text", "findings", "packages", "_changed", "rerun", "regions")
 
     def __init__(self, path: str, original: str | SourceText, text: str | SourceText,
                  findings: list[Finding] | None = None, packages: set[str] | None = None,
-                 changed: bool | None = None) -> None:
-        """``changed``, when the caller knows it (a stored result), spares reading the file to compare."""
+                 changed: bool | None = None, regions: list[Region] | None = None) -> None:
+        """``changed``, when the caller knows it (a stored result), spares reading the file to compare.
+        ``regions``, when the engine knows them, say where the texts differ (None: anywhere)."""
         self.path = path
         self._changed = changed
+        self.regions = [] if regions is None and text is original else regions
         #: What porting ``text`` gives, when the stability check computed it (a run over the
         #: rewritten file would compute it again).
         self.rerun: Result | None = None

@@ -280,6 +280,124 @@ def test_line_pairing_with_bounds_picks_what_every_ratio_picks(old: list[str], n
     assert list(_pair(old, 0, len(old), new, 0, len(new))) == _pair_by_every_ratio(old, 0, len(old), new, 0, len(new))
 
 
+_LINE_TEXT = st.text(alphabet="ab \n", max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LINE_TEXT, st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6), st.text(alphabet="xy\n", max_size=6)),
+                            max_size=5))
+def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[int, int, str]]) -> None:
+    """Outside the blocks both texts have the same lines; each block is whole lines of both."""
+    from buildport.audit import _line_blocks, _lines
+    from buildport.engine import _applied, _regions
+
+    merged: list[tuple[int, int, str]] = []
+    for start, width, new in sorted(cuts):
+        start = min(start, len(original))
+        if merged and start < merged[-1][1]:
+            continue
+        merged.append((start, min(start + width, len(original)), new))
+    text = _applied(original, merged)
+    blocks = list(_line_blocks(original, text, _regions(merged)))
+    outside_old: list[str] = []
+    outside_new: list[str] = []
+    at = new_at = 0
+    for start, end, new_start, new_end in blocks:
+        assert start in (0, len(original)) or original[start - 1] == "\n"
+        assert end in (0, len(original)) or original[end - 1] == "\n"
+        assert new_start in (0, len(text)) or text[new_start - 1] == "\n"
+        assert new_end in (0, len(text)) or text[new_end - 1] == "\n"
+        outside_old += _lines(original[at:start])
+        outside_new += _lines(text[new_at:new_start])
+        at, new_at = end, new_end
+    assert outside_old + _lines(original[at:]) == outside_new + _lines(text[new_at:])
+
+
+def test_line_changes_name_each_changed_line_once() -> None:
+    from buildport.audit import line_changes
+
+    text = "project(p CUDA)\nadd_executable(a a.cu)\nset_target_properties(a PROPERTIES\n  CUDA_ARCHITECTURES 80)\n"
+    result = port_cmake(text, "CMakeLists.txt")
+    assert result.regions
+    changes = line_changes(result)
+    assert set(changes) == {1, 4}, changes
+    assert changes[1] == "project(p CXX HIP)" and "HIP_ARCHITECTURES" in (changes[4] or "")
+    result.regions = None  # as for a result read back from the cache: the whole file is compared
+    assert line_changes(result) == changes
+
+
+def _code_only_by_character(text: str, kind: str) -> str:
+    """code_only as first written: one character at a time."""
+    import re
+
+    out = list(text)
+
+    def blank(start: int, end: int) -> int:
+        for j in range(start, end):
+            if out[j] not in "\r\n":
+                out[j] = " "
+        return end
+
+    def bracket_end(at: int) -> int:
+        m = re.compile(r"\[(=*)\[").match(text, at)
+        assert m is not None
+        close = text.find(f"]{m.group(1)}]", m.end())
+        return len(text) if close < 0 else close + len(m.group(1)) + 2
+
+    i, quoted = 0, False
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == '"' and kind == CMAKE:
+            quoted = not quoted
+        elif c == "[" and kind == CMAKE and not quoted and re.match(r"\[=*\[", text[i:]):
+            i = blank(i, bracket_end(i))
+            continue
+        elif c == "#" and not quoted:
+            if kind == CMAKE and re.match(r"\[=*\[", text[i + 1:]):
+                i = blank(i, bracket_end(i + 1))
+            else:
+                end = text.find("\n", i)
+                i = blank(i, len(text) if end < 0 else end)
+            continue
+        i += 1
+    if kind == CMAKE:
+        for m in re.finditer(r"(?im)^[ \t]*message[ \t]*\(", text):
+            depth, quoted, j = 1, False, m.end()
+            while j < len(text):
+                c = text[j]
+                if c == "\\":
+                    j += 1
+                elif c == '"':
+                    quoted = not quoted
+                elif not quoted and c in "()":
+                    depth += 1 if c == "(" else -1
+                    if depth == 0:
+                        break
+                j += 1
+            blank(m.end(), min(j, len(text)))
+    return "".join(out)
+
+
+_CODE = st.lists(st.sampled_from(['#', '"', '[', ']', '=', '\\', '(', ')', '\n', '\r', ' ', 'a', 'message(', '#[[',
+                                  ']]', 'nvcc']), max_size=40).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_CODE, st.sampled_from([CMAKE, MAKE]))
+def test_code_only_blanks_what_a_character_scan_blanks(text: str, kind: str) -> None:
+    assert code_only(text, kind) == _code_only_by_character(text, kind)
+
+
+def test_suppression_markers_stay_on_their_line() -> None:
+    from buildport.audit import suppressions
+
+    text = "set(A 1)\n#\n buildport: ignore[x]\nset(B 1) # buildport: ignore[y, z]\r\n#buildport: ignore\n"
+    assert suppressions(text) == {4: {"y", "z"}, 5: {"*"}}
+
+
 def test_a_makefile_included_from_several_folders_is_audited_once(tmp_path: Path) -> None:
     import shutil
 

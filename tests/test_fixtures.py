@@ -75,12 +75,26 @@ def test_fixture(kind: Kind, case: Path) -> None:
     expected = _read(expected_file) if expected_file.exists() else source
     result = kind.port(source, f"{case.name}/input.{kind.ext}", _options(case))
     assert result.text == expected
+    assert _with_regions(source, result) == expected, "the regions say where the texts differ"
     shown = sorted(
         f"{f.line}:{f.col} {f.severity} {f.rule}" for f in result.findings if f.severity >= Severity.WARNING
     )
     wanted_file = case / "findings.txt"
     wanted = sorted(wanted_file.read_text().splitlines()) if wanted_file.exists() else []
     assert shown == wanted
+
+
+def _with_regions(original: str, result: Result) -> str:
+    """``original`` with each of the result's regions replaced by its part of the new text."""
+    assert result.regions is not None
+    pieces: list[str] = []
+    at = new_at = 0  # the end of the last region in both texts
+    for start, end, new_start, new_end in result.regions:
+        assert at <= start <= end and new_start - new_at == start - at, "in order, the text between them shared"
+        pieces += (original[at:start], result.text[new_start:new_end])
+        at, new_at = end, new_end
+    pieces.append(original[at:])
+    return "".join(pieces)
 
 
 @pytest.mark.parametrize("kind,case", CASES, ids=IDS)
