@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildport.wordtrie import trie_pattern
+from buildport.wordtrie import WordSearch, trie_pattern
 
 WORDS = st.lists(st.text(alphabet="abc.-", min_size=1, max_size=4), min_size=1, max_size=6)
 TEXT = st.text(alphabet="abcx.-", max_size=14)
@@ -26,3 +26,23 @@ def test_same_matches_as_the_longest_first_alternation(words: list[str], text: s
 def test_shared_prefixes_are_written_once() -> None:
     assert trie_pattern(["cublas", "cufft", "cuda"]) == "cu(?:blas|da|fft)"
     assert trie_pattern(["CUDA_PATH", "CUDA_PATH_V12"]) == "CUDA_PATH(?:_V12)?"
+
+
+@settings(max_examples=400, derandomize=True, deadline=None)
+@given(WORDS, TEXT, st.lists(st.integers(0, 15), max_size=5))
+def test_one_trie_per_first_character_finds_what_one_trie_finds(words: list[str], text: str, starts: list[int]) -> None:
+    one = re.compile(trie_pattern(words))
+    split = WordSearch(words)
+    assert split.found_in(text) == (one.search(text) is not None)
+    assert [m.span() for m in split.finditer(text)] == [m.span() for m in one.finditer(text)]
+    cursor = split.cursor(text, min(starts, default=0))
+    for pos in sorted(starts):
+        expected = one.search(text, pos)
+        for found in (split.search(text, pos), cursor.search(pos)):
+            assert (found and found.span()) == (expected and expected.span())
+
+
+def test_the_tries_begin_with_a_literal() -> None:
+    split = WordSearch(["cuda", "cublas", "nvcc", "-xcompiler", "--ptx"])
+    assert [p.pattern for p in split.patterns] == [r"\-(?:\-ptx|xcompiler)", "cu(?:blas|da)", "nvcc"]
+

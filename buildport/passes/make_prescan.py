@@ -1,11 +1,11 @@
-"""Which lines of a Makefile a make rule can act on: one regex search before the passes read lines.
+"""Which lines of a Makefile a make rule can act on, from one pass over its text for the rules' words.
 
 Every make rule changes or reports a word that a table in :mod:`buildport.rules`
 names (a CUDA root or directory variable, an nvcc-only flag, a CUDA library's
 link name) or one of a few fixed words (``cuda``, ``nvcc``, an architecture
 name), or depends on a variable's *name* (a flag variable, a compiler
 variable), which the passes check on the line itself. :class:`Prescan` finds
-those words in a file's text, case folded, in one search; a line none of them
+those words in a file's text, case folded, in one pass over it; a line none of them
 falls in is not built, let alone ported. The words are read from the tables, so
 a row added to a table (also from a project's ``buildport.toml``) widens the
 search; ``tests/test_make_prescan.py`` checks that every row is found and that
@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from buildport.prescan import trigger
+from buildport.wordtrie import WordSearch
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
 from buildport.rules.make import DIR_VARIABLES, ROOT_VARIABLES
@@ -45,7 +46,7 @@ def make_words() -> list[str]:
 
 
 @lru_cache(maxsize=4)
-def _static(link_names: frozenset[str]) -> re.Pattern[str]:
+def _static(link_names: frozenset[str]) -> WordSearch:
     """The search for :func:`make_words` (one per set of link names: a project may add library rows)."""
     return trigger(make_words())
 
