@@ -67,6 +67,7 @@ class Context:
     facts: Facts = field(default_factory=Facts)
     findings: list[Finding] = field(default_factory=list)
     _mentions: dict[int, bool] | None = None
+    _cuda: list[Command] | None = None
 
     def report(
         self, offset: int, rule: str, severity: Severity, message: str, suggestion: str = "",
@@ -98,10 +99,22 @@ class Context:
         return dict(zip(starts, spans_with_trigger(self.tree.text, starts, [c.end for c in commands])))
 
     def commands(self) -> list[Command]:
-        """The file's commands that no earlier pass removed or rewrote whole."""
-        commands = self.tree.commands()
+        """The file's commands that no earlier pass removed or rewrote whole (not to be changed: while
+        nothing is gone, this is the tree's own list)."""
+        return self._present(self.tree.commands())
+
+    def cuda_commands(self) -> list[Command]:
+        """Those of :meth:`commands` that :meth:`mentions_cuda`: all a pass needs that acts only on trigger words."""
+        if self._cuda is None:
+            if self._mentions is None:
+                self._mentions = self._search_commands()
+            mentions = self._mentions
+            self._cuda = [c for c in self.tree.commands() if mentions[c.start]]
+        return self._present(self._cuda)
+
+    def _present(self, commands: list[Command]) -> list[Command]:
         if not self.edits.removed_commands and not self.edits.rewritten:
-            return list(commands)
+            return commands
         return [c for c in commands if not self.edits.is_gone(c)]
 
 

@@ -72,10 +72,8 @@ class Libraries:
     description = "CUDA libraries → ROCm ones wherever they appear (targets, legacy variables, -l flags)"
 
     def run(self, ctx: Context) -> None:
-        for command in ctx.commands():
+        for command in ctx.cuda_commands():  # a library, legacy variable or -l flag of the table is a trigger word
             name = command.identifier
-            if not ctx.mentions_cuda(command):
-                continue  # no library, legacy variable or -l flag of the table in it
             args = command.arguments()
             if name in ("target_link_libraries", "link_libraries"):
                 target = args[0].value if name == "target_link_libraries" and args else None
@@ -153,8 +151,9 @@ class Libraries:
             replacement = self._use(ctx, arg, lib, m.group(0).strip())
             return m.group(0) if replacement == m.group(0).strip() else f"{m.group('lead')}-l{lib.rocm_link}"
 
-        new = rename_refs(_CUDA_TARGET.sub(target, text), legacy)
-        new = _LINK_FLAG.sub(link_flag, new)
+        new = _CUDA_TARGET.sub(target, text) if "::" in text else text
+        new = rename_refs(new, legacy) if "${" in new else new
+        new = _LINK_FLAG.sub(link_flag, new) if "-l" in new else new
         if new != text:
             ctx.edits.replace(arg, new)
 
@@ -220,10 +219,10 @@ class Properties:
     description = "CUDA_* target properties, cuda_std_NN features and LANGUAGE CUDA → HIP"
 
     def run(self, ctx: Context) -> None:
-        for command in ctx.commands():
+        for command in ctx.cuda_commands():  # CUDA_* properties, LANGUAGE CUDA and cuda_std_NN are trigger words
             name = command.identifier
-            if name not in _PROPERTY_COMMANDS or not ctx.mentions_cuda(command):
-                continue  # CUDA_* properties, LANGUAGE CUDA and cuda_std_NN are all trigger words
+            if name not in _PROPERTY_COMMANDS:
+                continue
             args = command.arguments()
             if name != "target_compile_features":
                 self._properties(ctx, command, args)
@@ -299,8 +298,8 @@ class Architectures:
 
     def run(self, ctx: Context) -> None:
         introducer = ctx.facts.hip_introduced_at
-        for command in ctx.commands():
-            if command.identifier != "set" or not ctx.mentions_cuda(command):
+        for command in ctx.cuda_commands():
+            if command.identifier != "set":
                 continue
             args = command.arguments()
             if not args or args[0].value != "CMAKE_CUDA_ARCHITECTURES":

@@ -205,9 +205,7 @@ class Names:
     description = "CUDA variables, generator expressions, environment variables and install paths → HIP/ROCm"
 
     def run(self, ctx: Context) -> None:
-        for command in ctx.commands():
-            if not ctx.mentions_cuda(command):
-                continue  # every name this pass renames is a trigger word
+        for command in ctx.cuda_commands():  # every name this pass renames is a trigger word
             args = command.arguments()
             if command.identifier in ("set", "unset") and args and args[0].value in LEGACY_SWITCHES:
                 ctx.edits.remove_command(command)
