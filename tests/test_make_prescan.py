@@ -72,6 +72,19 @@ def test_compiler_variable_references_are_hot() -> None:
     assert not _hot_in("$(CXXFLAGS) -o a", ("CXX",))
 
 
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(["$(", "${", "(", "{", ")", "}", "CC", "CXX", "NVCC", " ", "x"]), max_size=14))
+def test_references_are_found_where_one_pattern_of_either_bracket_finds_them(parts: list[str]) -> None:
+    import re
+
+    text = "".join(parts)
+    names = frozenset({"CC", "NVCC"})
+    either = re.compile(r"[({](?:CC|NVCC)[)}]")
+    round_, curly = make_prescan._references(names)
+    found = sorted([m.start() for m in round_.finditer(text)] + [m.start() for m in curly.finditer(text)])
+    assert found == [m.start() for m in either.finditer(text)]
+
+
 def test_a_plain_line_is_not_hot() -> None:
     assert not _hot_in("$(CC) -O2 -o prog main.o -lm")
 

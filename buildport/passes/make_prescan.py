@@ -52,9 +52,12 @@ def _static(link_names: frozenset[str]) -> WordSearch:
 
 
 @lru_cache(maxsize=64)
-def _references(names: frozenset[str]) -> re.Pattern[str]:
-    """``$(NAME)`` or ``${NAME}`` of any of ``names``, as the passes match a compiler variable."""
-    return re.compile(r"[({](?:" + "|".join(re.escape(n) for n in sorted(names)) + r")[)}]")
+def _references(names: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """``$(NAME)`` or ``${NAME}`` of any of ``names``, as the passes match a compiler variable: one
+    search from each opening bracket (a pattern that begins with a literal is searched much faster
+    than one that begins with a choice of two)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    return re.compile(rf"\((?:{alternatives})[)}}]"), re.compile(rf"\{{(?:{alternatives})[)}}]")
 
 
 @lru_cache(maxsize=8)
@@ -81,7 +84,8 @@ class Prescan:
         hits = _static_hits(text, frozenset(library_rules.BY_LINK_NAME))
         names = frozenset(compiler_vars)
         if hits is not None and names:
-            hits = sorted(hits + [m.start() for m in _references(names).finditer(text)])
+            round_, curly = _references(names)
+            hits = sorted(hits + [m.start() for m in round_.finditer(text)] + [m.start() for m in curly.finditer(text)])
         self.hits = hits
 
     def hot(self, start: int, end: int) -> bool:
