@@ -159,3 +159,13 @@ def test_arbitrary_text_parses_or_raises_parse_error(text: str) -> None:
     else:
         assert str(tree) == text
         assert tree == parse_cmake_lark(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="x\n\r ", max_size=20))
+def test_line_starts_after_each_line_ending(text: str) -> None:
+    import re
+
+    from buildport.syntax.cmake import line_starts
+
+    assert line_starts(text) == [0] + [m.end() for m in re.finditer(r"\r\n|\n|\r", text)]

