@@ -221,6 +221,8 @@ def gather_target_facts(ctx: Context) -> None:
                 is_library = command.identifier.endswith("library")
                 facts.target_kinds[args[0].value] = (kinds[0] if kinds else "STATIC") if is_library else "EXECUTABLE"
         if command.identifier in TARGET_COMMANDS or command.identifier == "target_sources":
+            if not ctx.mentions_cuda(command) and "${" not in str(command):
+                continue  # no .cu name in it, and no variable that could hold one or a glob of them
             target, sources = target_sources(command)
             if target is not None and any(
                 is_cuda_source(v) or _globs_cuda(ctx, v) for s in sources for v in expand(ctx, s.value)

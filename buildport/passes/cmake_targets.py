@@ -28,14 +28,14 @@ class CudaSources:
 
     def run(self, ctx: Context) -> None:
         for command in ctx.commands():
-            if command.identifier in TARGET_COMMANDS or command.identifier == "target_sources":
-                _, sources = target_sources(command)
-            elif command.identifier not in BUILTIN_COMMANDS and command.identifier not in LEGACY_NAMES:
-                if not ctx.mentions_cuda(command) and "${" not in str(command):
-                    continue  # no .cu name in it, and no variable that could hold one
-                sources = command.arguments()  # a user function or macro that builds them
-            else:
+            name = command.identifier
+            targets = name in TARGET_COMMANDS or name == "target_sources"
+            if not targets and (name in BUILTIN_COMMANDS or name in LEGACY_NAMES):
                 continue
+            if not ctx.mentions_cuda(command) and "${" not in str(command):
+                continue  # no .cu name in it, and no variable that could hold one or a glob of them
+            # a target's sources, or every argument of a user function or macro that builds one
+            sources = target_sources(command)[1] if targets else command.arguments()
             marked: list[str] = []
             for source in sources:
                 for text in expand(ctx, source.value):
