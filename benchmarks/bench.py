@@ -56,6 +56,9 @@ TOOLS: list[tuple[str, str, str]] = [
 #: Tools that do more than parse: no lossless figure, and not run on the big file.
 _WHOLE = frozenset({"buildport-port", "buildport-audit", "buildport-make-port", "buildport-make-audit"})
 
+_WHOLE_ORDER = [t for t, _, _ in TOOLS if t in _WHOLE]
+_LANGUAGE = {t: lang for t, lang, _ in TOOLS}
+
 #: (outcome of one file: parsed, lossless)
 Outcome = tuple[bool, bool]
 
@@ -222,6 +225,26 @@ def worker(tool: str, listing: str, reps: int, big_mb: float) -> dict[str, objec
     }  # fmt: skip
 
 
+def paired_worker(tools: list[str], listing: str, reps: int) -> dict[str, object]:
+    """The first of ``tools`` (a parser) and the others, in turn within each of ``reps`` rounds, in
+    this one process: a pipeline's share of the parser's speed, round by round, is then measured
+    over the same minutes of a machine whose speed drifts."""
+    sys.path.insert(0, str(REPO))
+    runs = {tool: load_tool(tool) for tool in tools}
+    texts = [_read(p) for p in Path(listing).read_text().splitlines() if p]
+    for run in runs.values():
+        for text in texts[:50]:  # compile the regexes, grammars and lexer states outside the clock
+            run(text)
+    times: dict[str, list[float]] = {tool: [] for tool in tools}
+    for _ in range(reps):
+        for tool, run in runs.items():
+            start = time.process_time()
+            for text in texts:
+                run(text)
+            times[tool].append(time.process_time() - start)
+    return {"times": times, "files": len(texts)}
+
+
 def _concatenate(texts: list[str], target: int) -> str:
     """Whole files, newline-separated, repeated until ``target`` bytes."""
     parts: list[str] = []
@@ -292,6 +315,24 @@ def measure(tool: str, paths: list[Path], reps: int, big_mb: float, scratch: Pat
     return result
 
 
+def paired(parser_tool: str, tools: list[str], paths: list[Path], reps: int, scratch: Path) -> list[str]:
+    """The table of each pipeline's speed as a share of the parser's, from alternating rounds."""
+    listing = scratch / f"paired-{parser_tool}.txt"
+    listing.write_text("\n".join(str(p) for p in paths))
+    command = [sys.executable, __file__, "--paired", ",".join([parser_tool, *tools]), "--listing", str(listing),
+               "--reps", str(reps)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return [f"paired rounds failed: {done.stderr.strip().splitlines()[-1:]}", ""]
+    times: dict[str, list[float]] = json.loads(done.stdout)["times"]
+    lines = [f"#### {parser_tool} and the whole pipelines, in turn in each of {reps} rounds of one process", "",
+             f"| tool | speed as a share of {parser_tool}'s, median (min–max over rounds) |", "|---|---|"]
+    for tool in tools:
+        shares = sorted(p / t for p, t in zip(times[parser_tool], times[tool]))
+        lines.append(f"| {tool} | {statistics.median(shares):.0%} ({shares[0]:.0%}–{shares[-1]:.0%}) |")
+    return lines + [""]
+
+
 def _row(tool: str, what: str, r: dict[str, object], reference: Optional[float]) -> str:
     if "missing" in r:
         return f"| {tool} | {what} | missing ({r['missing']}) | | | | | | |"
@@ -346,10 +387,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--tools", default=",".join(t for t, _, _ in TOOLS), help="comma-separated subset")
     parser.add_argument("--json", type=Path, help="also write every measurement here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--paired", help=argparse.SUPPRESS)
     parser.add_argument("--listing", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, args.listing, args.reps, args.big_mb)))
+        return 0
+    if args.paired:
+        print(json.dumps(paired_worker(args.paired.split(","), args.listing, args.reps)))
         return 0
     if (args.root is None) == (args.synthetic is None):
         parser.error("give either ROOT or --synthetic N")
@@ -378,6 +423,9 @@ def run_all(root: Path, args: argparse.Namespace, scratch: Path) -> int:
         results = {t: measure(t, paths, args.reps, 0, scratch) for t, lang, _ in TOOLS if lang == language and t in wanted}
         everything[f"{language} files"] = results
         out += report(f"{language}: {len(paths)} files", results, language, reference_tool)
+        pipelines = [t for t in _WHOLE_ORDER if t in wanted and _LANGUAGE[t] == language]
+        if reference_tool in wanted and pipelines:
+            out += paired(reference_tool, pipelines, paths, args.reps, scratch)
     for language, reference_tool in (("cmake", "buildport"), ("make", "buildport-make")):
         if not args.big_mb or not corpora[language]:
             continue

@@ -28,6 +28,8 @@ def test_bench_prints_the_tables() -> None:
     assert len(rows) == 2  # many files, and the big file
     assert all("100.00% | 100.00%" in row for row in rows)
     assert "tree-sitter-cmake" in out  # measured, or listed as missing
+    assert "#### buildport and the whole pipelines, in turn in each of 1 rounds of one process" in out
+    assert [line.split(" | ")[0] for line in out.splitlines() if line.endswith("%) |")] == ["| buildport-port"]
 
 
 def test_synthetic_tree_is_reproducible(tmp_path: Path) -> None:
