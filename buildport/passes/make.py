@@ -106,7 +106,7 @@ def port_lines(ctx: MakeContext) -> None:
             if not _foreach_eval(ctx, line):
                 _plain(ctx, line.span)
         elif isinstance(line, Define):
-            _define(ctx, line)
+            _define(ctx, line, scan)
         elif isinstance(line, Include):
             _plain(ctx, line.files)
             if PLATFORM_HINTS.search(line.text_of(line.files)):
@@ -190,12 +190,15 @@ def _is_nvcc(ctx: MakeContext, word: str) -> bool:
     return bool(NVCC_WORD.match(root_paths(word))) or (m is not None and m.group(1) in ctx.facts.compiler_vars)
 
 
-def _define(ctx: MakeContext, line: Define) -> None:
-    """A define body is make code once evaluated: each of its lines is ported like a command."""
+def _define(ctx: MakeContext, line: Define, scan: Prescan) -> None:
+    """A define body is make code once evaluated: each of its lines is ported like a command
+    (those that hold a word a rule looks for: on another line, as on a recipe line, none can fire)."""
     body = line.body
     pos = body.start
     for raw in line.body_text.splitlines(keepends=True):
-        _command(ctx, Span(pos, pos + len(raw.rstrip("\r\n"))))
+        end = pos + len(raw.rstrip("\r\n"))
+        if scan.hot(pos, end):
+            _command(ctx, Span(pos, end))
         pos += len(raw)
 
 
