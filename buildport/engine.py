@@ -84,6 +84,7 @@ def port_make(
     # the make parser and passes load with the first Makefile: a CMake run never needs them
     from buildport.passes.make import MakeContext, port_lines, report_platform
     from buildport.passes.make_facts import gather
+    from buildport.passes.make_prescan import may_hold_rule_words
     from buildport.passes.make_prelude import prelude, prelude_offset
     from buildport.syntax.make import parse_make
 
@@ -91,7 +92,8 @@ def port_make(
     tree = parse_make(text, path)
     if facts is None:
         facts = MakeFacts()
-        gather(tree, facts)
+        if may_hold_rule_words(text):  # otherwise the file alone defines no variable the rules use
+            gather(tree, facts)
     ctx = MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH), facts=facts)
     port_lines(ctx)
     report_platform(ctx)

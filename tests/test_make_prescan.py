@@ -159,6 +159,7 @@ TEMPLATES = st.sampled_from([
     "{n} = {w}", "{n} := {w}", "{n} += {w}", "{n} ?= {w}", "prog: {w}\n\t{w}", "%.o: %.cu\n\t{w}", "\t{w}",
     "ifeq ({w},{w})\n{n} = {w}\nelse\n{n} += {w}\nendif", "# {w}", "$(foreach sm,$(SMS),$(eval {n} += {w}))",
     "include {w}", "define {n}\n{w}\nendef", "export {n} = {w}", "prog: {n} = {w}",
+    "define {n}\n{w}\n\t{w}\n{n} += {w}\nendef", "vpath %.cu {w}", "unexport {n}",
 ])  # fmt: skip
 
 

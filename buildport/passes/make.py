@@ -74,8 +74,11 @@ class MakeContext:
             self.edits[(span.start, span.end)] = text
 
 
-#: Lines port_lines reads whatever their words: few, and make code in any case.
-_ALWAYS = frozenset({Expansion, Define, Include, Directive})
+#: Lines port_lines reads whatever their words: an include may name a platform-detecting file
+#: (``make-platform``), and ``$(foreach ... $(eval VAR += ...))`` is ported as flags (``-arch`` is no
+#: word of the search). A ``define`` is read only if a line of its body holds a word a rule looks
+#: for (those lines alone are ported), a directive only if it holds one.
+_ALWAYS = frozenset({Expansion, Include})
 
 
 def port_lines(ctx: MakeContext) -> None:

@@ -69,6 +69,15 @@ def _static_hits(text: str, link_names: frozenset[str]) -> list[int] | None:
     return [m.start() for m in _static(link_names).finditer(lowered)]
 
 
+def may_hold_rule_words(text: str) -> bool:
+    """False when no word of :func:`make_words` is in ``text``: read alone, the file then says
+    nothing the make rules use (its compiler, architecture and flag variables all need one)."""
+    if _off:
+        return True
+    hits = _static_hits(text, frozenset(library_rules.BY_LINK_NAME))
+    return hits is None or bool(hits)
+
+
 class Prescan:
     """Where in one Makefile's text a rule might fire: the offsets of the words it looks for.
 
