@@ -279,6 +279,17 @@ def test_variables_without_nodes_equal_the_nodes_variables(path: Path) -> None:
     assert built.variables() == expected and list(lazy.variables()) == list(expected)  # in line order
 
 
+@pytest.mark.parametrize("text", [
+    "A = 1\n", "A=1\n", "A\t:= 1\n", "export A = 1\n", "override  export A += 1\n", "private A ?= 1\n",
+    "A \\\n  = 1\n", "prog: A = 1\n", "prog: export B := 2\n", "\tA = 1\nB = 2\n", "define = 1\n", "export = 1\n",
+    "A ::= 1\n", "A :::= 1\n", "A != echo 1\n", "A=\n", "A = 1 \\\n 2\n", "A = 1\r\n",
+])  # fmt: skip
+def test_variables_without_nodes_on_tricky_names(text: str) -> None:
+    lazy, built = parse_make(text), parse_make(text)
+    built.lines
+    assert lazy.variables() == built.variables()
+
+
 def _node_facts(line: Conditional) -> tuple[str, bool, bool, int]:
     return line.directive, make._valid_condition(line), line.condition_keyword is None, line.keyword.start - line.start
 

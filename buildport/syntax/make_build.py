@@ -253,7 +253,10 @@ def variable_at(text: str, children: list[Any], first: int) -> tuple[str, Span]:
     The ``variable`` and ``value`` of the node :func:`line_at` would build, without building it.
     """
     head = first + 2 if children[first][0] == "TARGETS" else first
-    _, name, op = _name_and_operator(text, children[head])
+    token = children[head]
+    name = text[token[1] : _operator_start(text, token[1], token[2])].strip(" \t")
+    if " " in name or "\t" in name or "\\" in name:  # modifiers or a continuation: read it as the node does
+        name = _name_and_operator(text, token)[1].of(text)
     args = None  # the line's first ARGS token: what _tail finds, without copying the line's tokens
     for token in itertools.islice(children, head + 1, None):
         kind = token[0]
@@ -262,7 +265,7 @@ def variable_at(text: str, children: list[Any], first: int) -> tuple[str, Span]:
             break
         if kind == "NEWLINE":
             break
-    return name.of(text), _stripped(text, args, op.end)
+    return name, _stripped(text, args, children[head][2])
 
 
 def _operator_start(text: str, start: int, end: int) -> int:
