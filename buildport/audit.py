@@ -578,7 +578,7 @@ def code_only(text: str, kind: str) -> str:
             i = spans[-1][1]
             continue
         elif c == "#" and not quoted:
-            spans.append((i, _comment_end(text, i, kind)))
+            spans.append((i, _comment_end(text, i)))
             i = spans[-1][1]
             continue
         i += 1
@@ -638,8 +638,9 @@ def _close_paren(text: str, start: int) -> int:
 _PAREN_SPECIAL = re.compile(r'\\[\s\S]?|["()]')
 
 
-def _comment_end(text: str, start: int, kind: str) -> int:
-    if kind == CMAKE and _BRACKET.match(text, start + 1):
+def _comment_end(text: str, start: int) -> int:
+    """The end of the CMake comment whose ``#`` is at ``start``: a bracket comment's, or the line's."""
+    if _BRACKET.match(text, start + 1):
         return _bracket_end(text, start + 1)
     end = text.find("\n", start)
     return len(text) if end < 0 else end

@@ -68,7 +68,7 @@ class WordSearch:
     differently), so the leftmost match is the same, and the longest word there.
     """
 
-    __slots__ = ("patterns", "_longest")
+    __slots__ = ("patterns",)
 
     def __init__(self, words: Iterable[str]) -> None:
         groups: dict[str, list[str]] = {}
@@ -76,23 +76,10 @@ class WordSearch:
             if word:
                 groups.setdefault(word[0], []).append(word)
         self.patterns = tuple(re.compile(trie_pattern(group)) for group in groups.values())
-        self._longest = max((len(word) for group in groups.values() for word in group), default=0)
 
     def found_in(self, text: str) -> bool:
         """Whether any of the words occurs in ``text``."""
         return any(pattern.search(text) is not None for pattern in self.patterns)
-
-    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        """The leftmost match at or after ``pos``."""
-        best: re.Match[str] | None = None
-        for pattern in self.patterns:
-            if best is None:
-                best = pattern.search(text, pos)
-                continue
-            m = pattern.search(text, pos, best.start() - 1 + self._longest)  # only a match starting earlier counts
-            if m is not None and m.start() < best.start():
-                best = m
-        return best
 
     def cursor(self, text: str, pos: int = 0) -> "Cursor":
         """Searches of ``text`` from ``pos`` on, from positions that never move back: each trie reads it once."""
@@ -108,8 +95,8 @@ class WordSearch:
 
 
 class Cursor:
-    """:meth:`WordSearch.search` over one text from positions in ascending order: each trie's
-    next match is kept, and searched for again only once a position passes its start."""
+    """The leftmost match of any trie over one text, from positions in ascending order: each
+    trie's next match is kept, and searched for again only once a position passes its start."""
 
     __slots__ = ("_patterns", "_text", "_next")
 

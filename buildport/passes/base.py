@@ -84,13 +84,21 @@ class Context:
         A pass that acts only on such words skips the other commands without
         splitting them into arguments.
         """
-        mentions = self._mentions
-        if mentions is None:
-            mentions = self._mentions = self._search_commands()
+        mentions = self._mentions_by_start()
         known = mentions.get(command.start)
         if known is None:
             known = mentions[command.start] = may_need_cmake_port(self.tree.text, command.start, command.end)
         return known
+
+    def _mentions_by_start(self) -> dict[int, bool]:
+        if self._mentions is None:
+            self._mentions = self._search_commands()
+        return self._mentions
+
+    def may_hold_cuda_sources(self, command: Command) -> bool:
+        """Could a ``.cu`` source be among the command's arguments? Only if it names one (a trigger
+        word) or refers to a variable, which could hold one or a glob of them."""
+        return self.mentions_cuda(command) or "${" in str(command)
 
     def _search_commands(self) -> dict[int, bool]:
         """Command start → whether a trigger word is in it: one search of the file."""
@@ -106,9 +114,7 @@ class Context:
     def cuda_commands(self) -> list[Command]:
         """Those of :meth:`commands` that :meth:`mentions_cuda`: all a pass needs that acts only on trigger words."""
         if self._cuda is None:
-            if self._mentions is None:
-                self._mentions = self._search_commands()
-            mentions = self._mentions
+            mentions = self._mentions_by_start()
             self._cuda = [c for c in self.tree.commands() if mentions[c.start]]
         return self._present(self._cuda)
 
@@ -221,8 +227,8 @@ def gather_target_facts(ctx: Context) -> None:
                 is_library = command.identifier.endswith("library")
                 facts.target_kinds[args[0].value] = (kinds[0] if kinds else "STATIC") if is_library else "EXECUTABLE"
         if command.identifier in TARGET_COMMANDS or command.identifier == "target_sources":
-            if not ctx.mentions_cuda(command) and "${" not in str(command):
-                continue  # no .cu name in it, and no variable that could hold one or a glob of them
+            if not ctx.may_hold_cuda_sources(command):
+                continue
             target, sources = target_sources(command)
             if target is not None and any(
                 is_cuda_source(v) or _globs_cuda(ctx, v) for s in sources for v in expand(ctx, s.value)

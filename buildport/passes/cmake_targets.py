@@ -32,8 +32,8 @@ class CudaSources:
             targets = name in TARGET_COMMANDS or name == "target_sources"
             if not targets and (name in BUILTIN_COMMANDS or name in LEGACY_NAMES):
                 continue
-            if not ctx.mentions_cuda(command) and "${" not in str(command):
-                continue  # no .cu name in it, and no variable that could hold one or a glob of them
+            if not ctx.may_hold_cuda_sources(command):
+                continue
             # a target's sources, or every argument of a user function or macro that builds one
             sources = target_sources(command)[1] if targets else command.arguments()
             marked: list[str] = []
