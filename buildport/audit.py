@@ -292,9 +292,12 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
     """
     seen: set[str] = set()
     makefiles: list[str] = []
+    trail = index.trail if index is not None else None  # what the run looks at (buildport.replay)
     for p in paths:
         path = Path(p)
         found: Iterator[tuple[str, str]]
+        if trail is not None and not path.is_dir():
+            trail.path(p)  # a file named, or a name that does not exist
         if path.is_dir():
             found = ((f, kind_of(os.path.basename(f)) or "") for f in files_below(path, is_audited, None, contents, index))
         elif path.exists():

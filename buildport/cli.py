@@ -14,8 +14,9 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import click
 
@@ -23,6 +24,7 @@ from buildport import __version__
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 
 if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fast --version and --help)
+    from buildport.audit import AuditReport
     from buildport.cache import Cache
     from buildport.fileindex import FileIndex
     from buildport.findings import Finding
@@ -120,6 +122,19 @@ def _open_cache(cache_dir: Path | None, no_cache: bool) -> Cache | None:
     return Cache(cache_dir or default_dir())
 
 
+def _replayed(cache: Cache | None, command: str, options: dict[str, Any]) -> AbstractContextManager[None]:
+    """Where the run may be a replay of an earlier one (see :mod:`buildport.replay`): a run that
+    writes nothing, with the cache and its file index in use and without ``--debug``."""
+    from buildport import replay
+
+    if cache is None or cache.files is None or click.get_current_context().meta.get(_DEBUG) or not replay.enabled():
+        return nullcontext()
+    from buildport.cache import code_fingerprint
+
+    key = replay.key_of(code_fingerprint(), command, options)
+    return replay.session(replay.Memos(cache.root / replay.FOLDER), key, cache.files)
+
+
 def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
     """The options every rewriting subcommand shares."""
     for option in reversed((
@@ -162,11 +177,19 @@ def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
              offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int = 1,
              cache: Cache | None = None) -> None:
+    if sum((in_place, show_diff, check)) > 1:
+        raise click.UsageError("choose one of --in-place, --diff and --check")
+    options = {"paths": list(paths), "diff": show_diff, "check": check, "offload_arch": list(offload_arch),
+               "quiet": quiet, "verbose": verbose}
+    with _replayed(None if in_place or "-" in paths else cache, kind, options):
+        _rewrite_run(kind, paths, in_place, show_diff, check, offload_arch, quiet, verbose, jobs, cache)
+
+
+def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
+                 offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int, cache: Cache | None) -> None:
     from buildport.options import Options
     from buildport.runner import included_makefiles, is_cmake_file, is_make_file, iter_paths, port_files
 
-    if sum((in_place, show_diff, check)) > 1:
-        raise click.UsageError("choose one of --in-place, --diff and --check")
     wanted = is_cmake_file if kind == "cmake" else is_make_file
     skipped: list[str] = []
     contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
@@ -292,14 +315,22 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
     2 usage error or an input that could not be read or parsed.
     """
     from buildport.audit import RuleFilter, UsageError, audit as run_audit
-    from buildport.findings import Severity
-    from buildport.report import render_json, render_sarif, render_text
 
     try:
         rules = RuleFilter.parse(select, ignore)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
-    report = run_audit(paths, rules, jobs, _open_cache(cache_dir, no_cache))
+    cache = _open_cache(cache_dir, no_cache)
+    options = {"paths": list(paths), "format": output_format, "fail_on": fail_on, "select": select,
+               "ignore": ignore, "color": color}
+    with _replayed(cache, "audit", options):
+        _audit_run(run_audit(paths, rules, jobs, cache), output_format, fail_on, color)
+
+
+def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: bool | None) -> None:
+    from buildport.findings import Severity
+    from buildport.report import render_json, render_sarif, render_text
+
     if output_format == "json":
         click.echo(render_json(report), nl=False)
     elif output_format == "sarif":

@@ -41,8 +41,12 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import TYPE_CHECKING
 
 from buildport.atomic import write_json
+
+if TYPE_CHECKING:
+    from buildport.replay import Trail
 
 #: How long before the metadata were read a file's times must lie for the file to be recorded.
 MARGIN_NS = 3_000_000_000
@@ -57,23 +61,23 @@ FORMAT = 2
 Listing = tuple[bool, list[str], list[str], list[str]]
 
 
-def _stamp(info: os.stat_result) -> str:
+def stamp(info: os.stat_result) -> str:
     """A file's record key: device, inode, size and both times (a record holds its digest)."""
     return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
-def _folder_stamp(info: os.stat_result) -> str:
+def folder_stamp(info: os.stat_result) -> str:
     return f"{info.st_dev}:{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def _newest_per_object(records: dict[str, object], times: int) -> dict[str, object]:
     """``records`` (oldest first) with only the newest record of each device and inode: the part of a
     key before its last ``times`` fields."""
-    newest = {stamp.rsplit(":", times)[0]: stamp for stamp in records}
+    newest = {key.rsplit(":", times)[0]: key for key in records}
     if len(newest) == len(records):
         return records
     kept = set(newest.values())
-    return {stamp: value for stamp, value in records.items() if stamp in kept}
+    return {key: value for key, value in records.items() if key in kept}
 
 
 def enabled() -> bool:
@@ -100,6 +104,8 @@ class FileIndex:
         self._new_listings = False
         #: Files with times after this are too recent to record (see the module's docstring).
         self.since = time.time_ns() - MARGIN_NS
+        #: Gathers what a run looks at when the run is to be kept whole (see buildport.replay).
+        self.trail: Trail | None = None
 
     def _load(self) -> dict[str, object]:
         if self._entries is None:
@@ -119,14 +125,14 @@ class FileIndex:
     def lookup(self, info: os.stat_result) -> str | None:
         """The recorded digest of the file with metadata ``info``, if they are all as recorded."""
         entries = self._entries if self._entries is not None else self._load()
-        digest = entries.get(_stamp(info))
+        digest = entries.get(stamp(info))
         return digest if type(digest) is str else None
 
     def record(self, info: os.stat_result, digest: str) -> None:
         """Remember that the file with metadata ``info`` (read before its bytes were) hashes to ``digest``."""
         if info.st_mtime_ns >= self.since or info.st_ctime_ns >= self.since:
             return  # written too recently to be sure a later write changes its times
-        key = _stamp(info)
+        key = stamp(info)
         if self._load().get(key) != digest:
             self._new[key] = digest
 
@@ -146,7 +152,7 @@ class FileIndex:
         """What the folder with metadata ``info`` held for ``predicate``, if its times are as recorded."""
         self._load()
         by_folder = self._listings.get(predicate)
-        entry = by_folder.get(_folder_stamp(info)) if isinstance(by_folder, dict) else None
+        entry = by_folder.get(folder_stamp(info)) if isinstance(by_folder, dict) else None
         if isinstance(entry, list) and len(entry) == 4 and all(type(part) is str for part in entry[1:]):
             folders, files, links = (part.split("/") if part else [] for part in entry[1:])
             return bool(entry[0]), folders, files, links  # "/" is the one character no name holds
@@ -160,7 +166,7 @@ class FileIndex:
         build_tree, folders, files, links = listing
         entry: list[object] = [int(build_tree), "/".join(folders), "/".join(files), "/".join(links)]
         by_folder = self._listings.setdefault(predicate, {})
-        key = _folder_stamp(info)
+        key = folder_stamp(info)
         if by_folder.get(key) != entry:
             by_folder[key] = entry
             self._new_listings = True

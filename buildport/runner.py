@@ -75,6 +75,9 @@ def files_below(
     stack_root = str(root)
     predicate = _predicate_name(wanted) if index is not None else None
     vouch = index.lookup if index is not None and contents is not None else None
+    trail = index.trail if index is not None else None  # what the run looks at (buildport.replay)
+    if trail is not None and (predicate is None or vouch is None):
+        trail.spoil()  # folders or files would go unrecorded
     vouched = SourceText.vouched
     yielded: list[tuple[str, list[str]]] = []  # (folder, names of the real files yielded from it)
     links: list[str] = []
@@ -83,6 +86,8 @@ def files_below(
         folder = stack.pop()
         listing = _listing(folder, wanted, index if predicate is not None else None, predicate or "")
         if listing is None:
+            if trail is not None:
+                trail.spoil()
             continue
         build_tree, folders, files, linked = listing
         if build_tree and folder != stack_root:
@@ -97,14 +102,20 @@ def files_below(
                 try:
                     info = os.lstat(path)  # before reading: a later write gives the file new times
                 except OSError:
-                    pass  # reading it reports the error
+                    if trail is not None:
+                        trail.spoil()
+                    # reading it reports the error
                 else:
+                    if trail is not None:
+                        trail.file(path, info)
                     known = vouch(info)
                     if known is not None:
                         contents[path] = vouched(path, known, (info.st_dev, info.st_ino))  # type: ignore[index]
                         names.append(name)
                         yield path
                         continue
+            if is_link and trail is not None:
+                trail.path(path)  # what the link leads to, now
             reason = _skip_reason(path, real_root, is_link, contents, index, info)
             if reason:
                 if skipped is not None:
@@ -142,6 +153,8 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
             info = os.stat(folder)  # before listing: a later change gives the folder new times
         except OSError:
             return None
+        if index.trail is not None:
+            index.trail.folder(folder, info)
         known = index.listing(predicate, info)
         if known is not None:
             return known
@@ -172,6 +185,8 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
     listing = (build_tree, folders, files, links)
     if index is not None and info is not None and not marks_linked:
         index.record_listing(predicate, info, listing)
+    elif marks_linked and index is not None and index.trail is not None:
+        index.trail.spoil()  # what the marks lead to can change without the folder knowing
     return listing
 
 
@@ -211,6 +226,7 @@ def included_makefiles(
     """
     seen: set[str] | None = None  # the real paths of the files, worked out at the first include
     extra: list[str] = []
+    trail = index.trail if index is not None else None
     for name in files:
         known = contents.get(name) if contents is not None else None
         try:
@@ -224,6 +240,8 @@ def included_makefiles(
             continue
         for word in words:
             target = str(Path(name).parent / word)
+            if trail is not None:
+                trail.path(target)  # whether it exists (a later one changes the run), and its metadata
             if not os.path.isfile(target):
                 continue
             if seen is None:
@@ -300,11 +318,16 @@ def iter_paths(
 ) -> Iterator[str]:
     """:func:`expand_paths` as it goes: each file as soon as discovery has read it, so
     that porting (:func:`port_files`) can begin while the walk goes on."""
+    trail = index.trail if index is not None else None
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir() and not wanted(path.name):
             yield from files_below(path, wanted, skipped, contents, index)
         else:
+            if trail is not None and p == "-":
+                trail.spoil()  # stdin is no file to look at again
+            elif trail is not None:
+                trail.path(p)
             yield p
 
 

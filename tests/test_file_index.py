@@ -31,6 +31,7 @@ MAKE_PROJECT = REPO / "fixtures" / "projects" / "make-suite-shared-config"
 @pytest.fixture
 def no_margin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fileindex, "MARGIN_NS", 0)
+    monkeypatch.setenv("BUILDPORT_REPLAY", "0")  # the runs here go file by file (tests/test_replay.py: whole runs)
 
 
 @pytest.fixture
