@@ -638,7 +638,7 @@ class Workers:
 class Feed(Generic[Task, Done]):
     """Items handed to the pool in chunks as they are added (:data:`FEED_FIRST` items, then twice
     as many each time up to :data:`FEED_CHUNK`), so that the workers start while the items are
-    still being found; :meth:`results` returns what :meth:`Workers.run` would have returned for
+    still being found; :meth:`results` yields what :meth:`Workers.run` would have returned for
     all of them, in their order. What is left at the end is shared out among the workers; fewer
     items than the first chunk go to :meth:`Workers.run`, as they would have."""
 
@@ -661,17 +661,20 @@ class Feed(Generic[Task, Done]):
     def _send(self, chunk: list[Task]) -> None:
         self.sent.append((chunk, self.workers.pool().submit(_call, self.function, chunk, self.shared, self.pack)))
 
-    def results(self) -> list[Done]:
+    def results(self) -> Iterator[Done]:
+        """The results in the order of the items, each chunk's as soon as it is done (what is left
+        is sent at once): the caller takes in the first chunks' while the workers port the last."""
         if not self.sent:
-            return self.workers.run(self.function, self.pending, self.shared, self.pack, self.unpack)
+            return iter(self.workers.run(self.function, self.pending, self.shared, self.pack, self.unpack))
         left, jobs = self.pending, self.workers.jobs
         share = -(-len(left) // jobs)
         for i in range(0, len(left), share or 1):  # the last items, one part per worker
             self._send(left[i : i + share])
-        out: list[Done] = []
+        return self._collected()
+
+    def _collected(self) -> Iterator[Done]:
         for chunk, future in self.sent:
-            out += _unpacked(chunk, future.result(), self.unpack)
-        return out
+            yield from _unpacked(chunk, future.result(), self.unpack)
 
 
 def _unpacked(chunk: list[Task], part: list[Any], unpack: Callable[[Task, Any], Done] | None) -> list[Done]:
