@@ -14,6 +14,9 @@ by path with the hash of their bytes in one file per kind of work and options
 (``clean/<context>.json``), so a warm run reads one file for them and looks each
 up without hashing.
 
+Beside these, a run that writes nothing keeps a memo of its whole output in
+``runs/`` (see :mod:`buildport.replay`).
+
 The cache is bounded: after a run that wrote entries, the least recently used
 ones are deleted until it holds at most ``BUILDPORT_CACHE_MAX_MB`` megabytes
 (default 256), a ``clean`` file keeps the newest 500,000 paths and the folder the
