@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buildport import __version__
-from buildport.atomic import write_json
+from buildport.atomic import keep_newest, read_json, write_json
 from buildport.fileindex import FileIndex, enabled as file_index_enabled
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 FORMAT = 2
 #: The size the cache is pruned back to, unless ``BUILDPORT_CACHE_MAX_MB`` says otherwise.
 DEFAULT_MAX_MB = 256
-#: A hit older than this is marked used again; a temporary file older than this is a leftover.
+#: A temporary file older than this is a leftover (a hit is marked used again by read_json).
 _DAY = 24 * 3600
 #: The folder of "nothing to do" files, how many of the newest paths one keeps, and how many files it keeps.
 _CLEAN = "clean"
@@ -152,13 +152,7 @@ class Cache:
                 self._folders = set()
         if key[:2] not in self._folders:
             return None
-        try:
-            with open(self._name(key), encoding="utf-8", errors="surrogateescape") as handle:
-                value = json.load(handle)
-                if time.time() - os.fstat(handle.fileno()).st_mtime > _DAY:
-                    os.utime(handle.fileno())  # used again: pruning keeps it
-        except (OSError, ValueError):
-            return None
+        value = read_json(self._name(key))
         if not isinstance(value, dict) or value.get("key") != key:
             return None
         return value.get("value")
@@ -184,14 +178,7 @@ class Cache:
         self._new_clean.setdefault(keys.context, {})[path] = digest
 
     def _read_clean(self, context: str) -> dict[str, str]:
-        try:
-            with open(os.path.join(self.root, _CLEAN, context + ".json"), encoding="utf-8",
-                      errors="surrogateescape") as handle:
-                data = json.load(handle)
-                if time.time() - os.fstat(handle.fileno()).st_mtime > _DAY:
-                    os.utime(handle.fileno())  # used again: pruning keeps it
-        except (OSError, ValueError):
-            return {}
+        data = read_json(os.path.join(self.root, _CLEAN, context + ".json"))
         if not isinstance(data, dict):
             return {}
         return data if all(type(d) is str for d in data.values()) else {k: d for k, d in data.items() if type(d) is str}
@@ -213,18 +200,7 @@ class Cache:
             write_json(os.path.join(folder, context + ".json"), clean)
         if self._new_clean:
             self._new_clean = {}
-            self._prune_clean(folder)
-
-    @staticmethod
-    def _prune_clean(folder: str) -> None:
-        """Keep the newest ``_CLEAN_FILES`` files (other code versions and options age out)."""
-        try:
-            files = [(entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)
-                     if entry.name.endswith(".json") and not entry.name.startswith(".tmp-")]
-        except OSError:
-            return
-        for _, path in sorted(files, reverse=True)[_CLEAN_FILES:]:
-            _unlink(path)
+            keep_newest(folder, _CLEAN_FILES)  # other code versions and options age out
 
     def prune(self) -> int:
         """Delete the least recently used entries beyond ``max_bytes``, and old leftovers; the number deleted."""

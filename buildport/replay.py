@@ -39,11 +39,10 @@ import io
 import json
 import os
 import sys
-import time
 from contextlib import contextmanager
 from typing import IO, Any, Iterator
 
-from buildport.atomic import write_json
+from buildport.atomic import keep_newest, read_json, write_json
 from buildport.fileindex import FileIndex, folder_stamp, stamp
 
 #: The layout of a memo; bumped when it changes.
@@ -52,8 +51,6 @@ FORMAT = 1
 FOLDER = "runs"
 KEEP = 16
 MAX_OUTPUT = 4_000_000
-#: A memo used again is marked so (for pruning) at most once a day.
-_DAY = 24 * 3600
 
 #: Kinds of trail entries: a folder (``os.stat``), a file found by the walk (``os.lstat``: a link is a
 #: "path"), a path looked at by name (``os.stat``, following links; ``""``: it did not exist).
@@ -225,13 +222,7 @@ class Memos:
     def replay(self, key: str) -> int | None:
         """Write the output of the run memoised under ``key`` and return its exit code, if its trail
         is unchanged; None (nothing written) otherwise."""
-        try:
-            with open(self._name(key), encoding="utf-8", errors="surrogateescape") as handle:
-                memo = json.load(handle)
-                if time.time() - os.fstat(handle.fileno()).st_mtime > _DAY:
-                    os.utime(handle.fileno())  # used again: pruning keeps it
-        except (OSError, ValueError):
-            return None
+        memo = read_json(self._name(key))
         if not isinstance(memo, dict) or memo.get("key") != key:
             return None
         code, output = memo.get("exit"), memo.get("output")
@@ -254,19 +245,7 @@ class Memos:
             return
         output = [[fd, data.decode("utf-8", "surrogateescape")] for fd, data in recording.chunks]
         if write_json(self._name(key), {"key": key, "exit": code, "trail": packed(trail.entries), "output": output}):
-            self._prune()
-
-    def _prune(self) -> None:
-        try:
-            memos = [(entry.stat().st_mtime, entry.path) for entry in os.scandir(self.folder)
-                     if entry.name.endswith(".json") and not entry.name.startswith(".tmp-")]
-        except OSError:
-            return
-        for _, path in sorted(memos, reverse=True)[KEEP:]:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+            keep_newest(self.folder, KEEP)
 
 
 @contextmanager

@@ -34,14 +34,18 @@ def no_margin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BUILDPORT_REPLAY", "0")  # the runs here go file by file (tests/test_replay.py: whole runs)
 
 
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
+def make_tree(root: Path) -> Path:
+    """A CUDA CMake project, a suite of Makefiles sharing an included file, and a plain CMake file."""
     shutil.copytree(PROJECT, root / "cmake")
     shutil.copytree(MAKE_PROJECT, root / "make")
     (root / "plain").mkdir()
     (root / "plain" / "CMakeLists.txt").write_text("add_executable(app main.cpp)\n")
     return root
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return make_tree(tmp_path / "tree")
 
 
 def invoke(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:

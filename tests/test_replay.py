@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from click.testing import CliRunner
 from buildport import audit, fileindex, replay, runner
 from buildport.cli import main
 
-from test_file_index import MAKE_PROJECT, PROJECT, Reads
+from test_file_index import Reads, make_tree
 
 Outcome = tuple[int, bytes, bytes, str]
 
@@ -33,11 +32,7 @@ def no_margin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
-    root = tmp_path / "tree"
-    shutil.copytree(PROJECT, root / "cmake")
-    shutil.copytree(MAKE_PROJECT, root / "make")
-    (root / "plain").mkdir()
-    (root / "plain" / "CMakeLists.txt").write_text("add_executable(app main.cpp)\n")
+    root = make_tree(tmp_path / "tree")
     (root / "broken").mkdir()
     (root / "broken" / "CMakeLists.txt").write_text("add_executable(x a.cu\n")
     (root / "bin").mkdir()
@@ -260,3 +255,14 @@ def test_a_trail_checks_every_kind_of_entry(tmp_path: Path) -> None:
     recent = replay.Trail(since=0)
     recent.file(str(tmp_path / "f"), os.lstat(tmp_path / "f"))
     assert recent.spoiled
+
+
+def test_a_memo_replayed_is_marked_used_so_that_pruning_keeps_it(tree: Path, tmp_path: Path, no_margin: None) -> None:
+    args = ["cmake", "--check", "--cache-dir", str(tmp_path / "cache"), "."]
+    first = invoke(*args, cwd=tree)
+    (memo,) = memos(tmp_path / "cache")
+    os.utime(memo, (1_000_000, 1_000_000))
+    assert invoke(*args, cwd=tree) == first
+    assert memo.stat().st_mtime > 1_000_000
+    keep_newest_after = sorted(memos(tmp_path / "cache"))
+    assert keep_newest_after == [memo]
