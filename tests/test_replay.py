@@ -264,5 +264,3 @@ def test_a_memo_replayed_is_marked_used_so_that_pruning_keeps_it(tree: Path, tmp
     os.utime(memo, (1_000_000, 1_000_000))
     assert invoke(*args, cwd=tree) == first
     assert memo.stat().st_mtime > 1_000_000
-    keep_newest_after = sorted(memos(tmp_path / "cache"))
-    assert keep_newest_after == [memo]
