@@ -13,7 +13,9 @@ The package is byte-compiled first, as installing it does; otherwise, with
 ``cmake --check``, ``make --check`` and ``audit`` the table compares ``--jobs 1``
 with ``--jobs 2`` (each run starts with no results cached, but with the make
 parser's tables, as a user's second run on a changed tree does), and a cold cache
-(nothing at all) with a warm one. The two runs of a comparison are timed as
+(nothing at all) with a warm one: once as a user's re-run goes (a replay of the
+whole run, see ``buildport/replay.py``) and once file by file through the per-file
+cache and the file index (``BUILDPORT_REPLAY=0``, as after a change to one file). The two runs of a comparison are timed as
 ``--reps`` pairs, back to back in alternating order, so that a busy spell of a
 shared machine slows both sides of a pair; a figure gives the median times, the
 median ratio of the pairs and their range. Last, the start-up time of
@@ -121,9 +123,13 @@ def measure(root: Path, scratch: Path, reps: int, startup_reps: int) -> list[tup
             return timed(cached, env, scratch)
 
         colds, warms = paired(reps, cold, lambda: timed(cached, env, scratch))
+        # the warm run file by file, through the per-file cache and the file index, without the replay
+        file_by_file = dict(env, BUILDPORT_REPLAY="0")
+        colds_again, per_file = paired(reps, cold, lambda: timed(cached, file_by_file, scratch))
         rows += [
             (f"{name}, --jobs 1 / --jobs 2 (no results cached)", ratio_figure(serial, double)),
             (f"{name}, cold / warm cache (--jobs 1)", ratio_figure(colds, warms, 1)),
+            (f"{name}, cold / warm cache, replay off (BUILDPORT_REPLAY=0)", ratio_figure(colds_again, per_file, 1)),
         ]
     interpreter = median_of(startup_reps, [sys.executable, "-c", "pass"], env, scratch)
     version = median_of(startup_reps, [*bp, "--version"], env, scratch)

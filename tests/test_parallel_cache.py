@@ -293,6 +293,7 @@ def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
     for run in ("cmake --check", "make --check", "audit"):
         assert f"| {run}, --jobs 1 / --jobs 2 (no results cached) | " in out
         assert f"| {run}, cold / warm cache (--jobs 1) | " in out
+        assert f"| {run}, cold / warm cache, replay off (BUILDPORT_REPLAY=0) | " in out
     assert "--version" in out
 
 
