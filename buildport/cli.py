@@ -196,12 +196,12 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     index = cache.files if cache is not None else None
     stdin = sys.stdin.buffer.read() if "-" in paths else None
     files: Iterable[str]
-    if kind == "cmake":  # ported as discovery finds them, and read by the workers: see port_files
-        files = iter_paths(list(paths), wanted, skipped, contents, index, defer=jobs > 1)
+    if kind == "cmake":  # ported as discovery finds them: see port_files
+        files = iter_paths(list(paths), wanted, skipped, contents, index)
     else:
         found = expand_paths(list(paths), wanted, skipped, contents, index)
         files = found + included_makefiles([f for f in found if f != "-"], contents, index)
-    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents, skipped)
+    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents)
     for note in skipped:
         click.echo(note, err=True)
     if not run.outcomes:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
-from buildport.cache import Cache, Keys, result_from_json, result_to_json
+from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
@@ -63,17 +63,13 @@ def discover(
 
 def files_below(
     root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None, defer: bool = False,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
 ) -> Iterator[str]:
     """:func:`discover`, as the strings ``str(path)`` of the paths (no path objects are made).
 
     With ``index``, a folder is listed only if the index has no listing of it for
     ``wanted`` that is still current (``wanted`` must then be a module-level
     function: its name is what the listing is kept under).
-
-    With ``defer`` (and ``contents``), a file the index does not vouch for is not
-    read here: its entry in ``contents`` is an :class:`Unread` source, for a worker
-    process to read (and to check for binary content) as it ports the file.
     """
     real_root = root.resolve()
     stack_root = str(root)
@@ -120,11 +116,6 @@ def files_below(
                         continue
             if is_link and trail is not None:
                 trail.path(path)  # what the link leads to, now
-            if defer and not is_link and contents is not None:
-                contents[path] = Unread(path, info, len(skipped) if skipped is not None else 0)
-                names.append(name)
-                yield path
-                continue
             reason = _skip_reason(path, real_root, is_link, contents, index, info)
             if reason:
                 if skipped is not None:
@@ -199,52 +190,6 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
     return listing
 
 
-#: Why a file with a NUL byte is skipped.
-BINARY = "binary file (contains NUL bytes)"
-
-
-class Unread(SourceText):
-    """A file discovery found and left unread (see :func:`files_below`): the worker that ports it
-    reads it (:meth:`read`).
-
-    ``info`` is the file's ``os.lstat`` taken before, if any: the size to read, the
-    identity, and what the file index records with the digest the worker finds
-    (a worker gets the size and identity alone). ``slot`` is where a "skipped:
-    binary file" message for it goes among the messages discovery made (how many
-    it had made before finding the file).
-    """
-
-    __slots__ = ("info", "size", "slot")
-
-    def __init__(self, path: str, info: os.stat_result | None, slot: int) -> None:
-        super().__init__(path, "", "", None if info is None else (info.st_dev, info.st_ino))
-        self._text = None
-        self.info = info
-        self.size = None if info is None else info.st_size
-        self.slot = slot
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return _unread, (self.path, self.size, self.identity)
-
-    def read(self) -> SourceText | None:
-        """The file's source, or None for a binary file (skipped, as discovery would have);
-        :class:`InputError` when it cannot be read."""
-        try:
-            data = read_bytes(self.path, self.size)
-        except OSError:
-            return read_source(self.path)  # reading it again reports the error
-        if b"\x00" in data:
-            return None
-        return read_source(self.path, data, self.identity)
-
-
-def _unread(path: str, size: int | None, identity: tuple[int, int] | None) -> Unread:
-    """An :class:`Unread` as a worker gets it: what reading needs, not the metadata the parent keeps."""
-    unread = Unread(path, None, 0)
-    unread.size, unread.identity = size, identity
-    return unread
-
-
 def _skip_reason(
     path: str, real_root: Path, is_link: bool, contents: dict[str, SourceText] | None = None,
     index: FileIndex | None = None, info: os.stat_result | None = None,
@@ -261,7 +206,7 @@ def _skip_reason(
     except OSError:
         return ""  # reading it again reports the error
     if b"\x00" in data:
-        return BINARY
+        return "binary file (contains NUL bytes)"
     if contents is not None:
         source = read_source(path, data, None if info is None else (info.st_dev, info.st_ino))
         contents[path] = source
@@ -333,9 +278,6 @@ class FileOutcome:
     error: str = ""
     #: An unexpected exception behind ``error`` (a bug); the CLI re-raises it with --debug.
     exception: Exception | None = None
-    #: Why the file was skipped when it was read (an :class:`Unread` that was binary); such an
-    #: outcome is no part of the run.
-    skipped: str = ""
 
 
 @dataclass(slots=True)
@@ -372,16 +314,15 @@ def expand_paths(
 
 def iter_paths(
     paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None, defer: bool = False,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
 ) -> Iterator[str]:
     """:func:`expand_paths` as it goes: each file as soon as discovery has read it, so
-    that porting (:func:`port_files`) can begin while the walk goes on. With ``defer``,
-    the files below a folder are left unread (see :func:`files_below`)."""
+    that porting (:func:`port_files`) can begin while the walk goes on."""
     trail = index.trail if index is not None else None
     for p in paths:
         path = Path(p)
         if p != "-" and path.is_dir() and not wanted(path.name):
-            yield from files_below(path, wanted, skipped, contents, index, defer)
+            yield from files_below(path, wanted, skipped, contents, index)
         else:
             if trail is not None and p == "-":
                 trail.spoil()  # stdin is no file to look at again
@@ -393,7 +334,6 @@ def iter_paths(
 def port_files(
     paths: Iterable[str], options: Options, stdin: bytes | None = None, kind: str = "cmake",
     jobs: int = 1, cache: Cache | None = None, contents: dict[str, SourceText] | None = None,
-    skipped: list[str] | None = None,
 ) -> Run:
     """Port every file; for CMake, the ROCm packages any file links are found where CUDA is.
 
@@ -406,12 +346,10 @@ def port_files(
     ``paths`` may be a discovery still under way (:func:`iter_paths`): CMake
     files go to the pool in chunks as they come, so the workers port while this
     process walks and reads. Makefiles are read as a whole first (what one
-    defines, another uses). An :class:`Unread` file in ``contents`` is read by the
-    worker that ports it; if it is binary, it is no part of the run and its message
-    goes into ``skipped`` where discovery would have put it.
+    defines, another uses).
     """
     with Workers(jobs, _warm_make_parser if kind == "make" else None) as workers:
-        run = _port_files(paths, options, stdin, kind, workers, cache, contents, skipped)
+        run = _port_files(paths, options, stdin, kind, workers, cache, contents)
     if cache is not None and cache.files is not None:
         cache.files.save()  # what discovery recorded
     return run
@@ -425,7 +363,7 @@ def _warm_make_parser() -> None:
 
 def _port_files(
     paths: Iterable[str], options: Options, stdin: bytes | None, kind: str, workers: Workers, cache: Cache | None,
-    contents: dict[str, SourceText] | None, skipped: list[str] | None = None,
+    contents: dict[str, SourceText] | None,
 ) -> Run:
     run = Run()
     known = contents if contents is not None else {}
@@ -435,7 +373,7 @@ def _port_files(
         sources = list(loading)
         facts = _make_facts(sources, cache, workers)
         loading = iter(sources)
-    run.outcomes = _port_all(loading, options, kind, facts, workers, cache, skipped)
+    run.outcomes = _port_all(loading, options, kind, facts, workers, cache)
     if kind != "cmake":
         return run
     packages: set[str] = set()
@@ -472,17 +410,14 @@ def _load(path: str, stdin: bytes | None, known: SourceText | None = None) -> Fi
 
 def _port_all(
     loaded: Iterable[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, workers: Workers,
-    cache: Cache | None, skipped: list[str] | None = None,
+    cache: Cache | None,
 ) -> list[FileOutcome]:
     """Port every loaded file: cache hits here, the misses in a pool when ``jobs`` > 1, handed over
-    in chunks as ``loaded`` yields them (an :class:`Unread` file, whose hash is not known yet, goes
-    to the pool as it is: the worker reads it and asks the cache)."""
+    in chunks as ``loaded`` yields them."""
     out: list[FileOutcome] = []
     missing: list[int] = []
     keys: dict[int, str] = {}
     digests: dict[int, str] = {}
-    unread: dict[int, Unread] = {}
-    fresh: set[int] = set()  # files the cache had no result for: a result of "nothing" is marked so
     settings = _settings(options, facts)
     key_of = Cache.keys(kind, settings)
     feed = workers.feed(_port_chunk, (options, kind, facts, cache), _pack_outcome, _unpack_outcome)
@@ -491,62 +426,37 @@ def _port_all(
         if source is None or item.error:
             out.append(FileOutcome(item.path, error=item.error))
             continue
-        if isinstance(source, Unread):
-            unread[i] = source
-        elif cache is not None and source.digest:
-            answer, keys[i] = _answer(cache, key_of, item.path, source)
-            if answer is not None:
-                out.append(answer)
+        if cache is not None and source.digest:
+            if cache.is_clean(key_of, item.path, source.digest):
+                item.result = Result.unchanged(source)
+                out.append(item)
                 continue
-            fresh.add(i)
-        if i not in unread:
-            try:
-                source.text  # a source the file index vouched for is read now, for the pass (or its error)
-            except InputError as exc:
-                out.append(FileOutcome(item.path, error=str(exc)))
+            keys[i] = key_of(item.path, source.digest)
+            stored = cache.get(keys[i])
+            if isinstance(stored, dict) and isinstance(stored.get("error"), str):
+                out.append(FileOutcome(item.path, error=stored["error"]))  # input the parser rejected
                 continue
-            digests[i] = source.digest
+            result = result_from_json(stored, source) if stored is not None else None
+            if result is not None:
+                out.append(FileOutcome(item.path, result, source))
+                continue
+        try:
+            source.text  # a source the file index vouched for is read now, for the pass (or its error)
+        except InputError as exc:
+            out.append(FileOutcome(item.path, error=str(exc)))
+            continue
         out.append(item)
         missing.append(i)
+        digests[i] = source.digest
         feed.add((item.path, source, keys.get(i)))
-    notes: list[tuple[int, str]] = []
     for i, outcome in zip(missing, feed.results()):
         out[i] = outcome
-        if i in unread:
-            if outcome.skipped:
-                notes.append((unread[i].slot, f"{outcome.path}: skipped: {outcome.skipped}"))
-                continue
-            info = unread[i].info
-            if outcome.source is None or cache is None:
-                continue
-            digests[i] = outcome.source.digest
-            if cache.files is not None and info is not None:
-                cache.files.record(info, digests[i])
-            if not cache.is_clean(key_of, outcome.path, digests[i]):
-                fresh.add(i)  # (a stored result with findings is not "nothing" either)
-        if cache is not None and i in fresh and outcome.result is not None and _nothing(outcome.result):
+        if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
             cache.mark_clean(key_of, outcome.path, digests[i])
     if cache is not None and missing:
         cache.save_clean()
         cache.prune()
-    if notes:
-        for offset, (slot, note) in enumerate(notes):  # in the order found, as discovery would have
-            if skipped is not None:
-                skipped.insert(slot + offset, note)
-        out = [o for o in out if not o.skipped]
     return out
-
-
-def _answer(cache: Cache, key_of: Keys, path: str, source: SourceText) -> tuple[FileOutcome | None, str]:
-    """The outcome the cache holds for the file with this source (None: a miss), and its key."""
-    if cache.is_clean(key_of, path, source.digest):
-        return FileOutcome(path, Result.unchanged(source), source), ""
-    key = key_of(path, source.digest)
-    stored = cache.get(key)
-    if isinstance(stored, dict) and isinstance(stored.get("error"), str):
-        return FileOutcome(path, error=stored["error"]), key  # input the parser rejected
-    result = result_from_json(stored, source) if stored is not None else None
-    return (FileOutcome(path, result, source) if result is not None else None), key
 
 
 def _nothing(result: Result) -> bool:
@@ -690,33 +600,13 @@ def _call(function: Callable[[list[Task], Any], list[Done]], chunk: list[Task], 
 
 
 def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: Any) -> list[FileOutcome]:
-    """Port a chunk of loaded files and store the results under their keys (in a worker with ``jobs`` > 1).
-
-    An :class:`Unread` file is read here first, and answered from the cache if it can be.
-    """
+    """Port a chunk of loaded files and store the results under their keys (in a worker with ``jobs`` > 1)."""
     options, kind, facts, cache = shared
     key_of = Cache.keys(kind, _settings(options, facts)) if cache is not None else None
     out = []
     for path, source, key in tasks:
         assert source is not None
-        if isinstance(source, Unread):
-            try:
-                read = source.read()
-            except InputError as exc:
-                out.append(FileOutcome(path, error=str(exc)))
-                continue
-            if read is None:
-                out.append(FileOutcome(path, skipped=BINARY))
-                continue
-            source = read
-            if cache is not None and key_of is not None:
-                answer, key = _answer(cache, key_of, path, source)
-                if answer is not None:
-                    out.append(answer)
-                    continue
         outcome = _port_one(path, source, options, kind, facts)
-        if outcome.source is None and outcome.error and outcome.exception is None:
-            outcome.source = source  # an input the parser rejected: its hash is known all the same
         if cache is not None and key is not None and outcome.result is not None and not _nothing(outcome.result):
             cache.put(key, result_to_json(outcome.result))  # "nothing" is kept apart (see _port_all)
         rerun = outcome.result.rerun if outcome.result is not None else None
@@ -731,30 +621,17 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
     return out
 
 
-def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...] | str:
-    """A worker's outcome as the cache stores a result: without the source text the parent holds
-    (or, for an :class:`Unread` file, reads again if it needs it: the hash says what it must find).
-    Most files come out with nothing to do: those cross as the hash of their bytes alone."""
-    result, source = outcome.result, outcome.source
-    if result is not None and source is not None and not outcome.error and _nothing(result):
-        return source.digest
-    packed = None if result is None else result_to_json(result)
-    return outcome.error, outcome.exception, packed, source.digest if source is not None else "", outcome.skipped
+def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
+    """A worker's outcome as the cache stores a result: without the source text the parent holds."""
+    packed = None if outcome.result is None else result_to_json(outcome.result)
+    return outcome.error, outcome.exception, packed
 
 
-def _unpack_outcome(task: tuple[str, SourceText | None, str | None], packed: tuple[Any, ...] | str) -> FileOutcome:
+def _unpack_outcome(task: tuple[str, SourceText | None, str | None], packed: tuple[Any, ...]) -> FileOutcome:
     path, source, _key = task
-    if isinstance(packed, str):  # nothing to do
-        if isinstance(source, Unread):
-            source = SourceText.vouched(path, packed, source.identity)
-        assert source is not None
-        return FileOutcome(path, Result.unchanged(source), source)
-    error, exception, data, digest, skipped = packed
-    if isinstance(source, Unread):
-        source = SourceText.vouched(path, digest, source.identity) if digest else None
+    error, exception, data = packed
     if data is None or source is None:
-        return FileOutcome(path, source=source if error and digest else None, error=error, exception=exception,
-                           skipped=skipped)
+        return FileOutcome(path, error=error, exception=exception)
     result = result_from_json(data, source)
     assert result is not None, "packed by _pack_outcome in a worker of this run"
     return FileOutcome(path, result, source, error, exception)

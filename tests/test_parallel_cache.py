@@ -48,7 +48,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "broken" / "Makefile").write_text("all:\n\tnvcc -o x x.cu\nendif\n")
     (root / "src").mkdir()
     (root / "src" / "k.cu").write_text("#include <cuda_runtime.h>\n__global__ void k() { __syncthreads(); }\n")
-    # skipped with a message each, in the order found (with --jobs, workers find the binary ones)
+    # skipped with a message each, in the order found, whatever the jobs and the cache
     (root / "gen" / "a-binary.cmake").write_bytes(b"set(A 1)\x00\n")
     (root / "broken" / "z-binary.cmake").write_bytes(b"\x00")
     os.symlink(tmp_path_factory.getbasetemp(), root / "broken" / "outside.cmake")
@@ -435,76 +435,3 @@ def test_files_are_ported_while_discovery_goes_on(tmp_path: Path) -> None:
     assert [(o.path, o.result.text if o.result else o.error) for o in streamed.outcomes] == [
         (o.path, o.result.text if o.result else o.error) for o in batch.outcomes
     ]
-
-
-def _seen(run: Any) -> list[tuple[str, str, str]]:
-    return [(o.path, o.result.text if o.result else "", o.error) for o in run.outcomes]
-
-
-@pytest.mark.parametrize("cached", [False, True])
-def test_files_read_by_the_workers_give_what_discovery_would_have_read(
-    tmp_path: Path, cached: bool, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """With --jobs, discovery leaves files unread and each worker reads its own: the outcomes, the
-    "skipped" messages and where they stand among discovery's own are the same as with one job, and
-    the file index records what the workers read."""
-    from buildport import fileindex, runner
-    from buildport.cache import Cache
-    from buildport.options import Options
-
-    tree = tmp_path / "tree"
-    for i in range(runner.FEED_CHUNK + 9):  # more than a chunk: the workers read most of them
-        folder = tree / f"d{i:03}"
-        folder.mkdir(parents=True)
-        (folder / "CMakeLists.txt").write_text(f"add_executable(app{i} main.cu)\nfind_package(CUDA)\n" if i % 5 else
-                                               f"add_executable(app{i} main.cpp)\n")
-        if i % 17 == 3:
-            (folder / "data.cmake").write_bytes(b"x\x00" * i)
-        if i % 23 == 4:
-            os.symlink(tmp_path, folder / "away.cmake")
-        if i == 40:
-            (folder / "bad.cmake").write_text("if(\n")
-    monkeypatch.setattr(fileindex, "MARGIN_NS", 0)  # the files were just written: record them all the same
-    runs = []
-    for defer, jobs in ((False, 1), (True, 2), (True, 1)):
-        skipped: list[str] = []
-        contents: dict[str, Any] = {}
-        cache = Cache(tmp_path / f"cache-{defer}-{jobs}") if cached else None
-        index = cache.files if cache is not None else None
-        paths = runner.iter_paths([str(tree)], runner.is_cmake_file, skipped, contents, index, defer=defer)
-        if defer:
-            assert any(isinstance(source, runner.Unread) for source in contents.values()) or not contents
-        run = runner.port_files(paths, Options(), jobs=jobs, cache=cache, contents=contents, skipped=skipped)
-        runs.append((_seen(run), skipped))
-        if cache is not None:  # what the workers read is recorded as discovery's reading would be
-            cache.files.save()  # type: ignore[union-attr]
-            cache = Cache(tmp_path / f"cache-{defer}-{jobs}")
-            known: dict[str, Any] = {}
-            found = list(runner.iter_paths([str(tree)], runner.is_cmake_file, [], known, cache.files, defer=True))
-            assert [path for path in found if not path.endswith(("away.cmake", "data.cmake"))  # links, binaries:
-                    and (known[path].is_read or isinstance(known[path], runner.Unread))] == []  # read each time
-            assert _seen(runner.port_files(found, Options(), jobs=jobs, cache=cache, contents=known)) == runs[0][0]
-    assert sum("binary" in note for note in runs[0][1]) == 5 and sum("outside" in note for note in runs[0][1]) == 3
-    assert runs[1] == runs[0] and runs[2] == runs[0]
-
-
-def test_an_unread_file_crosses_to_a_worker_as_its_name_size_and_identity(tmp_path: Path) -> None:
-    import pickle
-
-    from buildport.runner import Unread
-    from buildport.textio import InputError
-
-    target = tmp_path / "CMakeLists.txt"
-    target.write_text("project(p)\n")
-    info = os.lstat(target)
-    unread = Unread(str(target), info, 7)
-    crossed = pickle.loads(pickle.dumps(unread))
-    assert len(pickle.dumps(unread)) < 200 + len(str(target))
-    assert (crossed.path, crossed.size, crossed.identity) == (str(target), info.st_size, (info.st_dev, info.st_ino))
-    source = crossed.read()
-    assert source is not None and source.text == "project(p)\n" and source.digest == digest(b"project(p)\n")
-    target.write_bytes(b"\x00\x01")
-    assert Unread(str(target), None, 0).read() is None  # binary: skipped, as discovery would
-    target.unlink()
-    with pytest.raises(InputError, match="no such file"):
-        crossed.read()
