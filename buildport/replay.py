@@ -76,20 +76,18 @@ class Trail:
         self.entries: list[tuple[str, str, str]] = []
         self.spoiled = False
 
-    def _settled(self, info: os.stat_result) -> bool:
-        return info.st_mtime_ns < self.since and info.st_ctime_ns < self.since
+    def _add(self, kind: str, path: str, recorded: str, info: os.stat_result) -> None:
+        if info.st_mtime_ns >= self.since or info.st_ctime_ns >= self.since:
+            self.spoiled = True  # a later change could leave these times as they are
+        self.entries.append((kind, path, recorded))
 
     def folder(self, path: str, info: os.stat_result) -> None:
         """A folder listed (or whose listing the index gave), with the metadata taken before listing it."""
-        if not self._settled(info):
-            self.spoiled = True
-        self.entries.append((FOLDER_ENTRY, path, folder_stamp(info)))
+        self._add(FOLDER_ENTRY, path, folder_stamp(info), info)
 
     def file(self, path: str, info: os.stat_result) -> None:
         """A file found by the walk, with its ``os.lstat`` taken before it was read."""
-        if not self._settled(info):
-            self.spoiled = True
-        self.entries.append((FILE_ENTRY, path, stamp(info)))
+        self._add(FILE_ENTRY, path, stamp(info), info)
 
     def path(self, path: str) -> None:
         """A path looked at by name (following links): its metadata now, or that it does not exist."""
@@ -97,16 +95,10 @@ class Trail:
             info = os.stat(path)
         except FileNotFoundError:
             self.entries.append((PATH_ENTRY, path, ""))
-            return
         except OSError:  # NotADirectoryError, a loop of links, no permission: not worth a memo
             self.spoiled = True
-            return
-        self.file_like(path, info)
-
-    def file_like(self, path: str, info: os.stat_result) -> None:
-        if not self._settled(info):
-            self.spoiled = True
-        self.entries.append((PATH_ENTRY, path, stamp(info)))
+        else:
+            self._add(PATH_ENTRY, path, stamp(info), info)
 
     def spoil(self) -> None:
         self.spoiled = True
