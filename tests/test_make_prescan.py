@@ -12,10 +12,17 @@ from buildport.engine import Result, UnstableRewrite, port_make
 from buildport.passes import make_prescan
 from buildport.options import MakeFacts
 from buildport.passes.make_facts import gather
-from buildport.passes.make_prescan import FIXED, Prescan, disabled, make_words
+from buildport.passes.make_prescan import FIXED, Names, Prescan, disabled, make_words, name_words
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
-from buildport.rules.make import DIR_VARIABLES, NVCC_WORD, ROOT_VARIABLES
+from buildport.rules.make import (
+    DIR_VARIABLES,
+    FLAG_VARIABLE,
+    FLAG_VARIABLES,
+    NVCC_WORD,
+    PLATFORM_HINTS,
+    ROOT_VARIABLES,
+)
 from buildport.rules.paths import CUDA_ROOT_LITERAL
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import parse_make
@@ -149,11 +156,12 @@ WORDS = st.sampled_from([
     "c++14", "-m", "64", "--use_fast_math", "$(addprefix -Xcompiler ,$(CCFLAGS))", "g++", "$(CXX)", "-o", "-c",
     "$(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm))", "foo.c", "bar.cu", "main.o", "$(OBJS)",
     "$(FLAGS)", "$(ALL_CCFLAGS)", "-I$(CUDA_INC_DIR)", "-I$(ROCM_PATH)/include", "$(ROCM_PATH)/bin/hipcc",
-    "TARGET_ARCH", "$(EXEC)", "&&", ";", "-Xptxas", "-v",
+    "TARGET_ARCH", "$(EXEC)", "&&", ";", "-Xptxas", "-v", "findcudalib.mk", "aarch64", "$(eval X += -O2)",
 ])  # fmt: skip
 NAMES = st.sampled_from([
     "NVCC", "CC", "CXX", "FLAGS", "CFLAGS", "NVCCFLAGS", "GENCODE_FLAGS", "SMS", "ARCH", "CUDA_PATH", "CUDA_HOME",
-    "LIBS", "ALL_CCFLAGS", "HOST_COMPILER", "TARGET_ARCH", "HIPCC", "CUDA_INC_DIR", "OBJS",
+    "LIBS", "ALL_CCFLAGS", "HOST_COMPILER", "TARGET_ARCH", "HIPCC", "CUDA_INC_DIR", "OBJS", "MY_NVCC_OPTS",
+    "CUFLAGS", "QNX_HOST", "sbsa_flags",
 ])  # fmt: skip
 TEMPLATES = st.sampled_from([
     "{n} = {w}", "{n} := {w}", "{n} += {w}", "{n} ?= {w}", "prog: {w}\n\t{w}", "%.o: %.cu\n\t{w}", "\t{w}",
@@ -181,6 +189,15 @@ def test_skipping_changes_nothing_on_generated_makefiles(text: str) -> None:
     same_with_and_without_skipping(text)
 
 
+@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(cuda_makefiles())
+def test_skipping_changes_nothing_with_another_files_facts(text: str) -> None:
+    """Variables another Makefile of the run makes compilers, architectures or flags: their
+    assignments here are read for their names alone."""
+    facts = MakeFacts({"NVCC", "CC"}, {"SMS", "ARCH"}, {"FLAGS", "LIBS", "CFLAGS"})
+    same_with_and_without_skipping(text, "Makefile", facts)
+
+
 def test_line_col_counts_like_the_line_start_table() -> None:
     for text in ("a\nbb\n\nccc", "a\r\nb\rc\n", "x"):
         makefile = parse_make(text)
@@ -195,6 +212,46 @@ def test_line_col_counts_like_the_line_start_table() -> None:
                 col += 1
             i += 1
         assert [makefile.line_col(o) for o in range(len(text) + 1)] == expected
+
+
+# ---------------------------------------------------------------- variables the rules read for their name
+
+
+def _name_hot(name: str, named: tuple[str, ...] = ()) -> bool:
+    text = f"x = 1\n{name} = y\n"
+    return Names(text, named).hot(6, len(text) - 1)
+
+
+@pytest.mark.parametrize("name", [*FLAG_VARIABLES, *ROOT_VARIABLES, "MY_NVCC_OPTS", "NVCC", "HOST_TARGET_OS",
+                                  "FINDCUDALIB.MK", "IS_AARCH64", "QNX_HOST", "TEGRA_BUILD"])
+def test_every_name_a_rule_reads_makes_its_assignment_name_hot(name: str) -> None:
+    assert _name_hot(name)
+    assert FLAG_VARIABLE.match(name) or PLATFORM_HINTS.search(name) or name in ROOT_VARIABLES
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.from_regex(FLAG_VARIABLE, fullmatch=True) | st.from_regex(PLATFORM_HINTS))
+def test_any_name_the_patterns_match_is_found(name: str) -> None:
+    """Whatever a name the flag or platform pattern matches looks like, the search finds it (or,
+    for text it cannot search exactly, says every name may matter)."""
+    name = name.replace("\n", "").replace("\r", "") or "X"
+    text = f"{name} = 1\n"
+    names = Names(text)
+    assert names.hits is None or any(h < len(name) for h in names.hits)
+
+
+def test_a_plain_name_is_not_name_hot_and_a_runs_own_names_are() -> None:
+    assert not _name_hot("CFLAGS") and not _name_hot("PKG_VERSION")
+    assert _name_hot("CFLAGS", ("CFLAGS",)) and not _name_hot("LDFLAGS", ("CFLAGS",))
+    assert {w.lower() for w in FLAG_VARIABLES} <= {w.lower() for w in name_words()}
+
+
+def test_text_a_pattern_would_match_other_than_the_search_holds_no_name_offsets() -> None:
+    assert Names("\u017fbsa = 1\n").hits is None  # re.I matches ſ to s: the names must be read
+    assert Names("\u0130 = 1\n").hits is None  # lower-casing changes its length
+    assert Names("\u00e9 = 1\n").hits == []  # other text beyond ASCII is searched as usual
+    with disabled():
+        assert Names("A = 1\n").hits is None
 
 
 # ---------------------------------------------------------------- facts of a run: each file alone, then combined

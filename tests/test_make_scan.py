@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -277,6 +278,51 @@ def test_variables_without_nodes_equal_the_nodes_variables(path: Path) -> None:
     assert lazy.variables() == built.variables() and not lazy.built
     expected = {line.start: (line.span.end, line.variable, line.value) for line in built.lines if isinstance(line, Assignment)}
     assert built.variables() == expected and list(lazy.variables()) == list(expected)  # in line order
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_one_variable_and_the_spans_of_a_class_without_nodes(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    lazy, built = parse_make(text), parse_make(text)
+    built.lines
+    expected = built.variables()
+    # backwards, so no assignment is read in line order by accident
+    assert {start: lazy.variable(start) for start in reversed(list(expected))} == expected and not lazy.built
+    assert {start: built.variable(start) for start in expected} == expected
+    for cls in SELECTABLE:
+        spans = [(line.span.start, line.span.end) for line in built.lines if type(line) is cls]
+        assert lazy.spans(cls) == spans == built.spans(cls)
+    assert not lazy.built
+
+
+def _lines_holding(makefile: MakeFile, offsets: list[int], classes: frozenset[type[Line]]) -> list[Line]:
+    return [line for line in makefile.lines if type(line) in classes and type(line) not in (Blank, Comment)
+            and any(line.span.start <= o < line.span.end for o in offsets)]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_the_lines_that_hold_given_offsets(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    rng = random.Random(path.name)
+    every = sorted({0, len(text), *(rng.randrange(len(text) + 1) for _ in range(40))})
+    some_classes = frozenset({Assignment, Rule, Conditional})
+    for offsets in (every, every[::3], [], list(range(len(text) + 1))):
+        for classes in (SELECTABLE, some_classes):
+            expected = _lines_holding(parse_make(text), offsets, classes)
+            lazy = parse_make(text)
+            assert list(lazy.lines_at(offsets, classes)) == expected and not lazy.built
+            built = parse_make(text)
+            built.lines
+            assert list(built.lines_at(offsets, classes)) == expected
+    assert list(parse_make(text).lines_at(None, some_classes)) == list(parse_make(text).select(some_classes))
+
+
+def test_an_offset_in_a_comment_or_a_line_break_selects_no_line() -> None:
+    text = "A = 1\n# B = 2\n\nC = 3 # c\n"
+    makefile = parse_make(text)
+    at = text.index
+    assert list(makefile.lines_at([at("\n"), at("#"), at("\n\n") + 1], SELECTABLE)) == []
+    assert [line.variable for line in makefile.lines_at([at("1"), at("# c")], SELECTABLE)] == ["A", "C"]
 
 
 @pytest.mark.parametrize("text", [

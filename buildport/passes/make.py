@@ -14,7 +14,7 @@ from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts
 from buildport.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
-from buildport.passes.make_prescan import Prescan, skipping
+from buildport.passes.make_prescan import Names, Prescan, skipping
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import (
     FLAG_VARIABLE,
@@ -32,7 +32,6 @@ from buildport.syntax.make_nodes import (
     Directive,
     Expansion,
     Include,
-    Line,
     RecipeLine,
     Rule,
 )
@@ -57,6 +56,13 @@ class MakeContext:
     include_subdirs: list[str] = field(default_factory=list)
     root_defined: bool = False
     depth: int = 0  # conditional nesting of the line being ported
+    names: Names | None = None  # where the names of variables the rules read by name may be
+
+    def name_scan(self) -> Names:
+        if self.names is None:
+            facts = self.facts
+            self.names = Names(self.text, facts.compiler_vars | facts.arch_vars | facts.flag_vars)
+        return self.names
 
     @property
     def text(self) -> str:
@@ -74,27 +80,27 @@ class MakeContext:
             self.edits[(span.start, span.end)] = text
 
 
-#: Lines port_lines reads whatever their words: an include may name a platform-detecting file
-#: (``make-platform``), and ``$(foreach ... $(eval VAR += ...))`` is ported as flags (``-arch`` is no
-#: word of the search). A ``define`` is read only if a line of its body holds a word a rule looks
-#: for (those lines alone are ported), a directive only if it holds one.
-_ALWAYS = frozenset({Expansion, Include})
-
-
 def port_lines(ctx: MakeContext) -> None:
     scan = Prescan(ctx.text, ctx.facts.compiler_vars)
-    variables = ctx.tree.variables()
-    # the nesting depth matters only to a CUDA root's assignment
-    nesting = not skipping() or any(variable in ROOT_VARIABLES for _, variable, _ in variables.values())
+    tree = ctx.tree
+    offsets = None  # None: every line may change
+    if scan.hits is not None:
+        # a line that holds a word a rule looks for; an assignment whose variable alone makes the
+        # rules read it; whatever their words, an include that may name a platform-detecting file
+        # (make-platform) and a $(foreach ... $(eval VAR += ...)) (ported as flags; -arch is no word
+        # of the search); every conditional where the nesting depth matters (a CUDA root is set).
+        # A define is read only if a line of its body holds a word, and only those lines are ported.
+        named = [line for line in tree.lines_at(ctx.name_scan().hits, _ASSIGNMENTS)
+                 if isinstance(line, Assignment) and _by_name(ctx, line.variable)]  # fmt: skip
+        offsets = scan.hits + [line.start for line in named]
+        text = ctx.text
+        offsets += (start for start, end in tree.spans(Include) if PLATFORM_HINTS.search(text, start, end))
+        offsets += (start for start, end in tree.spans(Expansion) if text.find("foreach", start, end) >= 0)
+        if any(line.variable in ROOT_VARIABLES for line in named):
+            offsets += (start for start, _ in tree.spans(Conditional))
+        offsets.sort()
 
-    def may_change(cls: type[Line], start: int, end: int) -> bool:
-        if cls is Assignment:  # its words, or its variable alone
-            return scan.hot(start, end) or _by_name(ctx, variables[start][1])
-        if cls is Conditional:
-            return nesting or scan.hot(start, end)
-        return cls in _ALWAYS or scan.hot(start, end)
-
-    for line in ctx.tree.select(SELECTABLE, may_change):
+    for line in tree.lines_at(offsets, SELECTABLE):
         if isinstance(line, Conditional):
             ctx.depth += {"endif": -1, "else": 0}.get(line.directive, 1)
         if isinstance(line, Assignment):
@@ -106,12 +112,13 @@ def port_lines(ctx: MakeContext) -> None:
                 _command(ctx, line.recipe)
             _plain(ctx, line.prerequisites)
         elif isinstance(line, Expansion):
-            if not _foreach_eval(ctx, line):
+            if not _foreach_eval(ctx, line) and scan.hot(line.span.start, line.span.end):
                 _plain(ctx, line.span)
         elif isinstance(line, Define):
             _define(ctx, line, scan)
         elif isinstance(line, Include):
-            _plain(ctx, line.files)
+            if scan.hot(line.span.start, line.span.end):
+                _plain(ctx, line.files)
             if PLATFORM_HINTS.search(line.text_of(line.files)):
                 ctx.report(line.start, "make-platform", Severity.WARNING,
                            f"includes {line.text_of(line.files).strip()}, which finds CUDA libraries",
@@ -131,6 +138,7 @@ def _by_name(ctx: MakeContext, name: str) -> bool:
 
 
 _OWN = frozenset(name for name, _ in PRELUDE)
+_ASSIGNMENTS = frozenset({Assignment})
 
 
 def _assignment(ctx: MakeContext, line: Assignment) -> None:
@@ -207,6 +215,8 @@ def _define(ctx: MakeContext, line: Define, scan: Prescan) -> None:
 
 def _foreach_eval(ctx: MakeContext, line: Expansion) -> bool:
     """``$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode ...))`` → one ``GENCODE_FLAGS += ...``."""
+    if ctx.text.find("foreach", line.expansion.start, line.expansion.end) < 0:
+        return False
     refs = list(iter_references(ctx.text, line.expansion.start, line.expansion.end, nested=False))
     if len(refs) != 1 or refs[0].name_text != "foreach" or len(refs[0].args) != 3:
         return False
@@ -369,16 +379,14 @@ def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
 
 def report_platform(ctx: MakeContext) -> None:
     text = ctx.text
-    variables = ctx.tree.variables()
-
-    def may_report(cls: type[Line], start: int, end: int) -> bool:
-        if not skipping():
-            return True
-        if cls is Assignment:
-            return PLATFORM_HINTS.search(variables[start][1]) is not None
-        return text.find(".c", start, end) >= 0  # a prerequisite that ends in .c
-
-    for line in ctx.tree.select(_REPORTED, may_report):
+    tree = ctx.tree
+    offsets = None  # every assignment and rule
+    if skipping():
+        # an assignment whose name may hint at a platform, a rule whose prerequisites may end in .c
+        offsets = [line.start for line in tree.lines_at(ctx.name_scan().hits, _ASSIGNMENTS)]
+        offsets += (start for start, end in tree.spans(Rule) if text.find(".c", start, end) >= 0)
+        offsets.sort()
+    for line in tree.lines_at(offsets, _REPORTED):
         if isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
             ctx.report(line.start, "make-platform", Severity.INFO,
                        f"{line.variable}: platform detection kept as it is; check its NVIDIA-only branches")

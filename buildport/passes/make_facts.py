@@ -15,7 +15,7 @@ from buildport.passes.make_prescan import Prescan
 from buildport.rules.make import HOST_LINKERS, NVCC_WORD, ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
 from buildport.syntax.make import MakeFile
-from buildport.syntax.make_nodes import Define, Line, RecipeLine
+from buildport.syntax.make_nodes import Assignment, Define, Line, RecipeLine
 from buildport.syntax.make_words import iter_words
 
 #: A reference to a CUDA root variable: $(CUDA_PATH), ${CUDA_HOME}...
@@ -43,7 +43,7 @@ class FileFacts:
 
     compiler_vars: set[str] = field(default_factory=set)
     arch_vars: set[str] = field(default_factory=set)
-    uses: dict[str, set[str]] = field(default_factory=dict)  # variable → variables its value refers to
+    uses: dict[str, set[str]] = field(default_factory=dict)  # variable → the variables its value refers to (if any)
     host_links: bool = False
     launches: list[list[tuple[str, tuple[str, ...]]]] = field(default_factory=list)
 
@@ -64,14 +64,20 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
     text = tree.source
     scan = Prescan(text)
     out = FileFacts()
-    for start, (end, variable, value) in tree.variables().items():  # no line need be built
-        if scan.hot(start, end):  # nvcc, hipcc or an architecture name in it
+    for start, end in tree.spans(Assignment):  # no line need be built
+        hot = scan.hot(start, end)  # nvcc, hipcc or an architecture name in it
+        if not hot and text.find("$", start, end) < 0:
+            continue  # neither a compiler nor an architecture list, and made of no other variable
+        _, variable, value = tree.variable(start)
+        if hot:
             words = [w.of(text) for w in iter_words(text, value.start, value.end)]
             if words and (NVCC_WORD.match(root_paths(words[0])) or root_paths(words[0]).endswith("/bin/hipcc")):
                 out.compiler_vars.add(variable)
             if words and all(_ARCH_NAME.match(w) for w in words):
                 out.arch_vars.add(variable)
-        out.uses.setdefault(variable, set()).update(REFERENCES.findall(value.of(text)))
+        refs = REFERENCES.findall(text, value.start, value.end)
+        if refs:
+            out.uses.setdefault(variable, set()).update(refs)
     if known is not None:
         scan = Prescan(text, known | out.compiler_vars)
     marks = _LINKS if known is not None else _LINKS_OR_RUNS

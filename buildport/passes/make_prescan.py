@@ -21,10 +21,16 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from buildport.prescan import trigger
-from buildport.wordtrie import WordSearch
+from buildport.wordtrie import WordSearch, trie_pattern
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
-from buildport.rules.make import DIR_VARIABLES, ROOT_VARIABLES
+from buildport.rules.make import (
+    DIR_VARIABLES,
+    FLAG_VARIABLE_INFIX,
+    FLAG_VARIABLES,
+    PLATFORM_WORDS,
+    ROOT_VARIABLES,
+)
 
 #: Words the make passes look for that no table row spells out.
 FIXED = (
@@ -104,6 +110,46 @@ class Prescan:
             return True
         i = bisect_left(hits, start)
         return i < len(hits) and hits[i] < end
+
+
+def name_words() -> list[str]:
+    """Words, one of which (any case) is in the name of every variable a make rule acts on for its
+    name alone, whatever the value: a flag variable (any name with NVCC in it), a CUDA root, a
+    platform-detecting one. A run's own compiler, architecture and flag variables come on top."""
+    return [*FLAG_VARIABLES, FLAG_VARIABLE_INFIX, *ROOT_VARIABLES, *PLATFORM_WORDS]
+
+
+_NAMES = trigger(name_words())
+#: Non-ASCII letters that a case-insensitive ``re`` matches to ASCII ones (İ, ı, ſ, K).
+_FOLDED = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+@lru_cache(maxsize=16)
+def _named(names: frozenset[str]) -> re.Pattern[str]:
+    """A search for any of ``names``: one trie, as their hits are many where there are any (a
+    :class:`WordSearch` is faster only where there are few)."""
+    return re.compile(trie_pattern(names))
+
+
+class Names(Prescan):
+    """Where in a Makefile's text a variable name a rule acts on might be (:func:`name_words`, and
+    ``named``: the run's compiler, architecture and flag variables). An assignment line none of
+    them falls in sets a variable no rule reads for its name: the name need not be read."""
+
+    __slots__ = ()
+
+    def __init__(self, text: str, named: Iterable[str] = ()) -> None:
+        self.hits = None
+        if _off:
+            return
+        lowered = text.lower()
+        if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
+            return  # offsets would shift, or a name might match a pattern in a way the search does not
+        hits = [m.start() for m in _NAMES.finditer(lowered)]
+        names = frozenset(named)
+        if names:
+            hits = sorted(hits + [m.start() for m in _named(names).finditer(text)])
+        self.hits = hits
 
 
 def skipping() -> bool:

@@ -28,11 +28,14 @@ DIR_VARIABLES: dict[str, str] = {
     "CUDA_BIN_PATH": "$(ROCM_PATH)/bin",
 }
 
-#: Variables that conventionally hold nvcc flags.
-FLAG_VARIABLE = re.compile(
-    r"^(?:NVCC_?FLAGS|NVCC_?OPTS|NVOPTS|NV_?FLAGS|CUDA_?FLAGS|CU_?FLAGS|CUDA_NVCC_FLAGS|GENCODE(?:_FLAGS)?|"
-    r"ARCH_FLAGS|CUDA_ARCH_FLAGS|GPU_ARCH_FLAGS|ALL_CCFLAGS|NVCC_ARCH|CUDA_ARCH|SM_FLAGS|[A-Z_]*NVCC[A-Z_]*)$"
-)
+#: Variables that conventionally hold nvcc flags, besides any upper-case name with NVCC in it.
+FLAG_VARIABLES: tuple[str, ...] = (
+    "NVCC_FLAGS", "NVCCFLAGS", "NVCC_OPTS", "NVCCOPTS", "NVOPTS", "NV_FLAGS", "NVFLAGS", "CUDA_FLAGS",
+    "CUDAFLAGS", "CU_FLAGS", "CUFLAGS", "CUDA_NVCC_FLAGS", "GENCODE", "GENCODE_FLAGS", "ARCH_FLAGS",
+    "CUDA_ARCH_FLAGS", "GPU_ARCH_FLAGS", "ALL_CCFLAGS", "NVCC_ARCH", "CUDA_ARCH", "SM_FLAGS",
+)  # fmt: skip
+FLAG_VARIABLE_INFIX = "NVCC"
+FLAG_VARIABLE = re.compile(rf"^(?:{'|'.join(FLAG_VARIABLES)}|[A-Z_]*{FLAG_VARIABLE_INFIX}[A-Z_]*)$")
 
 #: Words that start nvcc.
 NVCC_WORD = re.compile(r"^(?:nvcc|[^\s]*/nvcc)$")
@@ -48,5 +51,8 @@ PRELUDE: tuple[tuple[str, str], ...] = (
     ("HIP_ARCH_FLAGS", "HIP_ARCH_FLAGS = $(addprefix --offload-arch=,$(HIP_OFFLOAD_ARCH))"),
 )
 
-#: Lines that detect NVIDIA platforms or find CUDA libraries: kept, and reported.
-PLATFORM_HINTS = re.compile(r"findcudalib\.mk|TARGET_ARCH|TARGET_OS|aarch64|armv7l|ppc64le|sbsa|QNX|tegra", re.I)
+#: Words (any case) of lines that detect NVIDIA platforms or find CUDA libraries: kept, and reported.
+PLATFORM_WORDS: tuple[str, ...] = (
+    "findcudalib.mk", "TARGET_ARCH", "TARGET_OS", "aarch64", "armv7l", "ppc64le", "sbsa", "QNX", "tegra",
+)  # fmt: skip
+PLATFORM_HINTS = re.compile("|".join(re.escape(w) for w in PLATFORM_WORDS), re.I)

@@ -306,6 +306,10 @@ class LineReader(Protocol):
 
     def variables(self) -> dict[int, tuple[int, str, Span]]: ...
 
+    def variable(self, start: int) -> tuple[int, str, Span]: ...
+
+    def starts(self) -> list[int]: ...
+
 
 #: How many positions :meth:`MakeFile.line_col` finds by counting before it indexes the lines.
 _COUNTED_LOOKUPS = 8
@@ -373,6 +377,30 @@ class MakeFile:
             if cls in classes and (keep is None or keep(cls, start, end)):
                 yield reader.node(index)
 
+    def lines_at(self, offsets: list[int] | None, classes: Collection[type[Line]]) -> Iterator[Line]:
+        """In order, each line of ``classes`` whose span holds one of ``offsets`` (ascending; None:
+        every line of ``classes``). Only those lines are built; blank and comment lines never come."""
+        if offsets is None:
+            yield from self.select(classes)
+            return
+        built = self._lines is not None or self._reader is None
+        if built:
+            entries = [(type(line), *line.span, i) for i, line in enumerate(self.lines)]
+            starts = [entry[1] for entry in entries]
+        else:
+            assert self._reader is not None
+            entries, starts = self._reader.outline(), self._reader.starts()
+        last = -1
+        for offset in offsets:
+            i = bisect_right(starts, offset) - 1
+            if i <= last:
+                continue  # before the first line, or in a line already given
+            cls, _, end, index = entries[i]
+            if offset < end:
+                last = i
+                if cls in classes and cls not in _UNSELECTED:
+                    yield self.lines[index] if built else self._reader.node(index)  # type: ignore[union-attr]
+
     def variables(self) -> dict[int, tuple[int, str, Span]]:
         """Each assignment line's start → where its text ends, the variable it sets, its value.
 
@@ -384,6 +412,18 @@ class MakeFile:
                 for line in self.lines if isinstance(line, Assignment)
             }  # fmt: skip
         return self._reader.variables()
+
+    def variable(self, start: int) -> tuple[int, str, Span]:
+        """:meth:`variables` of the one assignment line that starts at ``start``; reads no other line."""
+        if self._lines is not None or self._reader is None:
+            return self.variables()[start]
+        return self._reader.variable(start)
+
+    def spans(self, cls: type[Line]) -> list[tuple[int, int]]:
+        """Where each line of class ``cls`` starts and ends, in order; builds no line."""
+        if self._lines is not None or self._reader is None:
+            return [(line.span.start, line.span.end) for line in self.lines if type(line) is cls]
+        return [(start, end) for c, start, end, _ in self._reader.outline() if c is cls]
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MakeFile):

@@ -42,7 +42,7 @@ _CLASSES: dict[str, type[Line]] = {
 class Reader:
     """The tokens of one text and the nodes built from them so far (by first-token index)."""
 
-    __slots__ = ("_nodes", "_outline", "_variables", "children", "text")
+    __slots__ = ("_assignments", "_nodes", "_outline", "_starts", "_variables", "children", "text")
 
     def __init__(self, text: str, children: list[Any], nodes: dict[int, Line] | None = None) -> None:
         self.text = text
@@ -50,6 +50,8 @@ class Reader:
         self._nodes: dict[int, Line] = nodes if nodes is not None else {}
         self._outline: list[Entry] | None = None
         self._variables: dict[int, tuple[int, str, Span]] | None = None
+        self._assignments: dict[int, tuple[Any, ...]] | None = None
+        self._starts: list[int] | None = None
 
     def build(self) -> list[Line]:
         """Every line's node, in order."""
@@ -77,6 +79,25 @@ class Reader:
                 for cls, start, end, index in self.outline() if cls is Assignment
             }  # fmt: skip
         return self._variables
+
+    def variable(self, start: int) -> tuple[int, str, Span]:
+        """What :meth:`variables` holds for the assignment line that starts at ``start``, read from
+        that line alone."""
+        if self._variables is not None:
+            return self._variables[start]
+        if self._assignments is None:
+            self._assignments = {start: (end, index) for cls, start, end, index in self.outline() if cls is Assignment}
+        found = self._assignments[start]
+        if len(found) == 2:  # not read yet
+            end, index = found
+            found = self._assignments[start] = (end, *variable_at(self.text, self.children, index))
+        return found
+
+    def starts(self) -> list[int]:
+        """Where each line of :meth:`outline` starts."""
+        if self._starts is None:
+            self._starts = [entry[1] for entry in self.outline()]
+        return self._starts
 
     def outline(self) -> list[Entry]:
         """Each line but blanks and comments: its class, span and first token, in order."""
