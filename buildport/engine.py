@@ -8,6 +8,7 @@ never silently written.
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import TYPE_CHECKING
 
 from buildport.cmake_edit import Edits
 from buildport.findings import Severity
@@ -21,6 +22,9 @@ from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
+
+if TYPE_CHECKING:  # the make parser loads with the first Makefile
+    from buildport.syntax.make import MakeFile
 
 #: The CMake passes, in the order they run.
 CMAKE_PASSES: tuple[Pass, ...] = (
@@ -74,12 +78,13 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
 
 def port_make(
     text: str, path: str = "<input>", options: Options | None = None, verify: bool = True,
-    facts: MakeFacts | None = None,
+    facts: MakeFacts | None = None, tree: MakeFile | None = None,
 ) -> Result:
     """Port the GNU make source ``text``; raises ``ParseError`` for input make would reject.
 
     ``facts`` carries what the other Makefiles of the same run define (compiler and
     flag variables of an included common.mk); without it the file is read alone.
+    ``tree`` is ``text`` already parsed (by the same path), if it is.
     """
     # the make parser and passes load with the first Makefile: a CMake run never needs them
     from buildport.passes.make import MakeContext, port_lines, report_platform
@@ -89,7 +94,8 @@ def port_make(
     from buildport.syntax.make import parse_make
 
     options = options or Options()
-    tree = parse_make(text, path)
+    if tree is None or tree.source != text:
+        tree = parse_make(text, path)
     if facts is None:
         facts = MakeFacts()
         if may_hold_rule_words(text):  # otherwise the file alone defines no variable the rules use

@@ -369,11 +369,12 @@ def _port_files(
     known = contents if contents is not None else {}
     loading: Iterator[FileOutcome] = (_load(path, stdin, known.pop(path, None)) for path in _unique(paths, known))
     facts = None
+    ported: dict[str, Any] = {}
     if kind == "make":
         sources = list(loading)
-        facts = _make_facts(sources, cache, workers)
+        facts, ported = _make_facts(sources, options, cache, workers)
         loading = iter(sources)
-    run.outcomes = _port_all(loading, options, kind, facts, workers, cache)
+    run.outcomes = _port_all(loading, options, kind, facts, workers, cache, ported)
     if kind != "cmake":
         return run
     packages: set[str] = set()
@@ -410,10 +411,13 @@ def _load(path: str, stdin: bytes | None, known: SourceText | None = None) -> Fi
 
 def _port_all(
     loaded: Iterable[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, workers: Workers,
-    cache: Cache | None,
+    cache: Cache | None, ported: dict[str, Any] | None = None,
 ) -> list[FileOutcome]:
     """Port every loaded file: cache hits here, the misses in a pool when ``jobs`` > 1, handed over
-    in chunks as ``loaded`` yields them."""
+    in chunks as ``loaded`` yields them. ``ported``: Makefiles already ported while their facts
+    were read, each taken where the run's facts cannot change it (see :func:`_make_facts`)."""
+    holds = _unaffected(facts) if ported and facts is not None else None
+    taken = 0
     out: list[FileOutcome] = []
     missing: list[int] = []
     keys: dict[int, str] = {}
@@ -445,6 +449,18 @@ def _port_all(
         except InputError as exc:
             out.append(FileOutcome(item.path, error=str(exc)))
             continue
+        packed = ported.get(item.path) if holds is not None and ported is not None else None
+        if packed is not None:
+            done = _unpack_outcome((item.path, source, None), packed)
+            if done.result is not None and holds is not None and holds(source.text, done.result.text):
+                out.append(done)
+                taken += 1
+                if cache is not None and i in keys:
+                    if _nothing(done.result):
+                        cache.mark_clean(key_of, item.path, source.digest)
+                    else:
+                        cache.put(keys[i], packed[2])
+                continue
         out.append(item)
         missing.append(i)
         digests[i] = source.digest
@@ -453,10 +469,27 @@ def _port_all(
         out[i] = outcome
         if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
             cache.mark_clean(key_of, outcome.path, digests[i])
-    if cache is not None and missing:
+    if cache is not None and (missing or taken):
         cache.save_clean()
         cache.prune()
     return out
+
+
+def _unaffected(facts: MakeFacts) -> Callable[[str, str], bool]:
+    """Whether a Makefile's port made with no facts but the defaults (its text, and the text it was
+    ported to, given) is also its port with ``facts``.
+
+    The make passes ask the facts only whether a name they read in the text (a
+    variable assigned, referred to, or given to ``-arch=``) is a compiler,
+    architecture or flag variable, and whether a host compiler links (only for a
+    runtime library's ``-l``, a word of the search: a file ported early holds
+    none). So the port is the same if none of the names the facts add occurs in
+    either text.
+    """
+    base = MakeFacts()
+    added = (facts.compiler_vars - base.compiler_vars) | (facts.arch_vars - base.arch_vars) | (
+        facts.flag_vars - base.flag_vars)  # fmt: skip
+    return lambda text, new: not any(name in text or name in new for name in added)
 
 
 def _nothing(result: Result) -> bool:
@@ -670,12 +703,18 @@ def _unique(paths: Iterable[str], contents: dict[str, SourceText] | None = None)
             yield p if p == "-" else os.path.normpath(p)
 
 
-def _make_facts(loaded: list[FileOutcome], cache: Cache | None, workers: Workers) -> MakeFacts:
-    """Compiler, flag and architecture variables across all Makefiles of the run.
+def _make_facts(
+    loaded: list[FileOutcome], options: Options, cache: Cache | None, workers: Workers,
+) -> tuple[MakeFacts, dict[str, Any]]:
+    """Compiler, flag and architecture variables across all Makefiles of the run, and the Makefiles
+    ported on the way (path → packed outcome).
 
     Each file is read on its own (by the pool's workers, if any), then the parts
     are combined; the facts depend on every file, so the cache keeps them under
-    the hashes of all of them.
+    the hashes of all of them. A file that holds no word a make rule looks for
+    is ported as soon as it is parsed, with the default facts: where the run's
+    facts turn out not to concern it (:func:`_unaffected`), that is its port, and
+    it is neither sent nor parsed again.
     """
     key = None
     if cache is not None:
@@ -684,31 +723,46 @@ def _make_facts(loaded: list[FileOutcome], cache: Cache | None, workers: Workers
         stored = cache.get(key)
         if isinstance(stored, list) and len(stored) == 4:
             compilers, archs, flags, host_links = stored
-            return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links))
+            return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links)), {}
     from buildport.passes.make_facts import combine
 
-    tasks = [(item.path, item.source.text) for item in loaded if item.path != "-" and item.source is not None]
+    tasks = [(item.path, item.source.path, item.source.text)
+             for item in loaded if item.path != "-" and item.source is not None]  # fmt: skip
+    parts = workers.run(_file_facts_chunk, tasks, options)
     facts = MakeFacts()
-    combine(facts, [part for part in workers.run(_file_facts_chunk, tasks, None) if part is not None])
+    combine(facts, [part for part, _ in parts if part is not None])
     if cache is not None and key is not None:
         cache.put(key, [sorted(facts.compiler_vars), sorted(facts.arch_vars), sorted(facts.flag_vars),
                         facts.host_links])
-    return facts
+    return facts, {task[0]: packed for task, (_, packed) in zip(tasks, parts) if packed is not None}
 
 
-def _file_facts_chunk(tasks: list[tuple[str, str]], _shared: None) -> list[Any]:
-    """What each Makefile of a chunk says on its own; None for one that does not parse (reported when
-    it is ported). Runs in a worker process with ``jobs`` > 1."""
+def _file_facts_chunk(tasks: list[tuple[str, str, str]], options: Options) -> list[Any]:
+    """What each Makefile of a chunk says on its own (None for one that does not parse: reported
+    when it is ported), and, for one that holds no word a make rule looks for, its port with the
+    default facts, packed (else None). Runs in a worker process with ``jobs`` > 1."""
+    from buildport.engine import port_make
     from buildport.passes.make_facts import file_facts
+    from buildport.passes.make_prescan import may_hold_rule_words
     from buildport.syntax.errors import ParseError
     from buildport.syntax.make import parse_make
 
     out: list[Any] = []
-    for path, text in tasks:
+    for path, source_path, text in tasks:
         try:
-            out.append(file_facts(parse_make(text, path)))
+            tree = parse_make(text, path)
         except ParseError:
-            out.append(None)
+            out.append((None, None))
+            continue
+        packed = None
+        if not may_hold_rule_words(text):
+            try:
+                result = port_make(text, source_path, options, facts=MakeFacts(), tree=tree)
+            except Exception:  # noqa: BLE001 - ported again, and reported, with the run's facts
+                pass
+            else:
+                packed = _pack_outcome(FileOutcome(path, result))
+        out.append((file_facts(tree), packed))
     return out
 
 

@@ -1,0 +1,109 @@
+"""Makefiles ported while their facts are read: taken only where the run's facts cannot change them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from buildport import engine, runner
+from buildport.cache import Cache
+from buildport.options import MakeFacts, Options
+from buildport.passes.make_facts import combine, file_facts
+from buildport.syntax.make import parse_make
+
+#: common.mk makes CUDA_CC a compiler and, through its recipe, GPU_FLAGS a flag variable; flags.mk
+#: holds no word a rule looks for, but its port depends on that; plain.mk and other.mk do not.
+FILES = {
+    "common.mk": "CUDA_CC := /usr/local/cuda/bin/nvcc\nall: app\napp: main.o\n\t$(CUDA_CC) $(GPU_FLAGS) -o app main.o\n",
+    "flags.mk": "GPU_FLAGS := -O2 -G -m64\n",
+    "plain.mk": "CFLAGS := -O2\nall:\n\tcc -o x x.c\n",
+    "other.mk": "OPTS := -O2 -G\ninclude rules.inc\n",
+    "broken.mk": "all:\n\techo\nendif\n",
+}
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def _expected(paths: list[str]) -> list[tuple[str, str | None, list[str]]]:
+    """Each file ported with the facts of all of them, one by one."""
+    facts = MakeFacts()
+    parts = []
+    for path in paths:
+        try:
+            parts.append(file_facts(parse_make(Path(path).read_text(), path)))
+        except Exception:
+            pass
+    combine(facts, parts)
+    out = []
+    for path in paths:
+        outcome = runner._port_one(path, runner._load(path, None).source, Options(), "make", facts)  # type: ignore[arg-type]
+        result = outcome.result
+        out.append((path, result.text if result else outcome.error, [f.rule for f in result.findings] if result else []))
+    return out
+
+
+def _seen(run: runner.Run) -> list[tuple[str, str | None, list[str]]]:
+    return [(o.path, o.result.text if o.result else o.error, [f.rule for f in o.result.findings] if o.result else [])
+            for o in run.outcomes]  # fmt: skip
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_run_ports_each_makefile_as_with_the_runs_facts(
+    project: Path, tmp_path_factory: pytest.TempPathFactory, jobs: int, cached: bool, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)  # a pool even for these few files
+    paths = [str(project / name) for name in sorted(FILES)]
+    cache = Cache(tmp_path_factory.mktemp("cache")) if cached else None
+    run = runner.port_files(paths, Options(), kind="make", jobs=jobs, cache=cache)
+    expected = _expected(paths)
+    assert _seen(run) == expected
+    flags = dict((Path(p).name, t) for p, t, _ in expected)["flags.mk"]
+    assert flags == "GPU_FLAGS := -O2 -g -O0 -m64\n"  # the run's facts reached it
+    if cache is not None:  # and the cache gives the same again
+        again = runner.port_files(paths, Options(), kind="make", jobs=jobs, cache=Cache(cache.root))
+        assert _seen(again) == expected
+
+
+def test_files_without_a_rule_word_are_parsed_and_ported_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ported: list[str] = []
+    parsed: list[str] = []
+    real_port, real_parse = engine.port_make, parse_make
+
+    def port(text: str, path: str = "<input>", *args: object, verify: bool = True, **kwargs: object) -> object:
+        result = real_port(text, path, *args, verify=verify, **kwargs)  # type: ignore[arg-type]
+        if verify:  # not the stability check's second port
+            ported.append(Path(path).name)
+        return result
+
+    def parse(text: str, path: str = "<input>", *args: object, **kwargs: object) -> object:
+        parsed.append(Path(path).name)
+        return real_parse(text, path, *args, **kwargs)  # type: ignore[arg-type]
+
+    paths = [str(project / name) for name in sorted(FILES)]
+    expected = _expected(paths)
+    monkeypatch.setattr(engine, "port_make", port)
+    monkeypatch.setattr("buildport.syntax.make.parse_make", parse)
+    run = runner.port_files(paths, Options(), kind="make", jobs=1)
+    assert _seen(run) == expected
+    # plain.mk and other.mk: taken as ported early; flags.mk: ported again with the run's facts;
+    # common.mk holds rule words (ported once, after the facts); broken.mk does not parse
+    assert sorted(ported[: ported.index("common.mk")]) == ["flags.mk", "other.mk", "plain.mk"]
+    assert sorted(ported[ported.index("common.mk"):]) == ["common.mk", "flags.mk"]
+    assert parsed.count("plain.mk") == 1 and parsed.count("other.mk") == 1
+
+
+def test_a_port_is_taken_only_if_no_name_the_facts_add_is_in_either_text() -> None:
+    holds = runner._unaffected(MakeFacts({"NVCC", "CUDA_CC"}, {"SM"}, {"GPU_FLAGS"}))
+    assert holds("CFLAGS = -O2\n", "CFLAGS = -O2\n")
+    assert not holds("X = $(CUDA_CC)\n", "X = $(CUDA_CC)\n")
+    assert not holds("GPU_FLAGS = -G\n", "GPU_FLAGS = -G\n")
+    assert not holds("A = 1\n", "A = 1\nX = $(SM)\n")  # in the ported text only
+    assert holds("X = $(NVCC)\n", "X = $(NVCC)\n")  # a default fact: the early port had it too
+    assert runner._unaffected(MakeFacts())("anything", "else")
