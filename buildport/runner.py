@@ -655,13 +655,18 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
 
 
 def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
-    """A worker's outcome as the cache stores a result: without the source text the parent holds."""
+    """A worker's outcome as the cache stores a result: without the source text the parent holds;
+    ``()`` for what most files of a tree come to, their text unchanged and nothing found."""
+    if outcome.result is not None and outcome.error is None and outcome.exception is None and _nothing(outcome.result):
+        return ()
     packed = None if outcome.result is None else result_to_json(outcome.result)
     return outcome.error, outcome.exception, packed
 
 
 def _unpack_outcome(task: tuple[str, SourceText | None, str | None], packed: tuple[Any, ...]) -> FileOutcome:
     path, source, _key = task
+    if not packed and source is not None:
+        return FileOutcome(path, Result.unchanged(source), source)
     error, exception, data = packed
     if data is None or source is None:
         return FileOutcome(path, error=error, exception=exception)
