@@ -435,3 +435,23 @@ def test_files_are_ported_while_discovery_goes_on(tmp_path: Path) -> None:
     assert [(o.path, o.result.text if o.result else o.error) for o in streamed.outcomes] == [
         (o.path, o.result.text if o.result else o.error) for o in batch.outcomes
     ]
+
+
+def test_an_unchanged_outcome_crosses_from_a_worker_as_an_empty_tuple(tmp_path: Path) -> None:
+    from buildport import runner
+    from buildport.options import Options
+    from buildport.textio import read_source
+
+    plain, cuda = tmp_path / "plain.cmake", tmp_path / "CMakeLists.txt"
+    plain.write_text("set(A 1)\n")
+    cuda.write_text("enable_language(CUDA)\nadd_executable(app main.cu)\n")
+    for path in (plain, cuda):
+        source = read_source(str(path))
+        outcome = runner._port_one(str(path), source, Options())
+        packed = runner._pack_outcome(outcome)
+        assert (packed == ()) == (path == plain)
+        back = runner._unpack_outcome((str(path), source, None), packed)
+        assert back.result is not None and outcome.result is not None
+        assert (back.path, back.error, back.result.text, back.result.findings, back.result.packages, back.result.changed) == (
+            outcome.path, outcome.error, outcome.result.text, outcome.result.findings, outcome.result.packages,
+            outcome.result.changed)
