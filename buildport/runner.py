@@ -657,7 +657,7 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
 def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
     """A worker's outcome as the cache stores a result: without the source text the parent holds;
     ``()`` for what most files of a tree come to, their text unchanged and nothing found."""
-    if outcome.result is not None and outcome.error is None and outcome.exception is None and _nothing(outcome.result):
+    if outcome.result is not None and not outcome.error and outcome.exception is None and _nothing(outcome.result):
         return ()
     packed = None if outcome.result is None else result_to_json(outcome.result)
     return outcome.error, outcome.exception, packed
