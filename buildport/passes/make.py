@@ -7,7 +7,9 @@ make parser's lossless spans; ``$(...)`` references stay whole.
 
 from __future__ import annotations
 
+import heapq
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from buildport.findings import Finding, Severity
@@ -32,6 +34,7 @@ from buildport.syntax.make_nodes import (
     Directive,
     Expansion,
     Include,
+    Line,
     RecipeLine,
     Rule,
 )
@@ -94,8 +97,10 @@ def port_lines(ctx: MakeContext) -> None:
                  if isinstance(line, Assignment) and _by_name(ctx, line.variable)]  # fmt: skip
         offsets = scan.hits + [line.start for line in named]
         text = ctx.text
-        offsets += (start for start, end in tree.spans(Include) if PLATFORM_HINTS.search(text, start, end))
-        offsets += (start for start, end in tree.spans(Expansion) if text.find("foreach", start, end) >= 0)
+        if "include" in text:  # the directive of every include line
+            offsets += (start for start, end in tree.spans(Include) if PLATFORM_HINTS.search(text, start, end))
+        if "foreach" in text:
+            offsets += (start for start, end in tree.spans(Expansion) if text.find("foreach", start, end) >= 0)
         if any(line.variable in ROOT_VARIABLES for line in named):
             offsets += (start for start, _ in tree.spans(Conditional))
         offsets.sort()
@@ -380,13 +385,17 @@ def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
 def report_platform(ctx: MakeContext) -> None:
     text = ctx.text
     tree = ctx.tree
-    offsets = None  # every assignment and rule
+    lines: Iterable[Line] = tree.select(_REPORTED)
     if skipping():
         # an assignment whose name may hint at a platform, a rule whose prerequisites may end in .c
-        offsets = [line.start for line in tree.lines_at(ctx.name_scan().hits, _ASSIGNMENTS)]
-        offsets += (start for start, end in tree.spans(Rule) if text.find(".c", start, end) >= 0)
-        offsets.sort()
-    for line in tree.lines_at(offsets, _REPORTED):
+        dot_c = []
+        at = text.find(".c")
+        while at >= 0:
+            dot_c.append(at)
+            at = text.find(".c", at + 2)
+        lines = heapq.merge(tree.lines_at(ctx.name_scan().hits, _ASSIGNMENTS), tree.lines_at(dot_c, _RULES),
+                            key=lambda line: line.start)  # fmt: skip
+    for line in lines:
         if isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
             ctx.report(line.start, "make-platform", Severity.INFO,
                        f"{line.variable}: platform detection kept as it is; check its NVIDIA-only branches")
@@ -397,3 +406,4 @@ def report_platform(ctx: MakeContext) -> None:
 
 
 _REPORTED = frozenset({Assignment, Rule})
+_RULES = frozenset({Rule})

@@ -383,6 +383,8 @@ class MakeFile:
         if offsets is None:
             yield from self.select(classes)
             return
+        if not offsets:
+            return  # without reading the outline
         built = self._lines is not None or self._reader is None
         if built:
             entries = [(type(line), *line.span, i) for i, line in enumerate(self.lines)]
