@@ -416,6 +416,7 @@ def _port_all(
     """Port every loaded file: cache hits here, the misses in a pool when ``jobs`` > 1, handed over
     in chunks as ``loaded`` yields them. ``ported``: Makefiles already ported while their facts
     were read, each taken where the run's facts cannot change it (see :func:`_make_facts`)."""
+    ported = ported or {}
     holds = _unaffected(facts) if ported and facts is not None else None
     taken = 0
     out: list[FileOutcome] = []
@@ -449,10 +450,9 @@ def _port_all(
         except InputError as exc:
             out.append(FileOutcome(item.path, error=str(exc)))
             continue
-        packed = ported.get(item.path) if holds is not None and ported is not None else None
-        if packed is not None:
+        if holds is not None and (packed := ported.get(item.path)) is not None:
             done = _unpack_outcome((item.path, source, None), packed)
-            if done.result is not None and holds is not None and holds(source.text, done.result.text):
+            if done.result is not None and holds(source.text, done.result.text):
                 out.append(done)
                 taken += 1
                 if cache is not None and i in keys:

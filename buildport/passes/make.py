@@ -385,8 +385,10 @@ def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
 def report_platform(ctx: MakeContext) -> None:
     text = ctx.text
     tree = ctx.tree
-    lines: Iterable[Line] = tree.select(_REPORTED)
-    if skipping():
+    lines: Iterable[Line]
+    if not skipping():
+        lines = tree.select(_REPORTED)
+    else:
         # an assignment whose name may hint at a platform, a rule whose prerequisites may end in .c
         dot_c = []
         at = text.find(".c")
