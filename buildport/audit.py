@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from buildport.cache import Cache, finding_to_json, findings_from_json
+from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
 from buildport.findings import Finding, Severity
 from buildport.result import Region, Result, UnstableRewrite
@@ -167,8 +167,8 @@ def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache
     out: list[FileAudit | None | str] = []
     tasks: list[tuple[str, str, str, str | None]] = []
     missing: list[int] = []
-    digests: list[str] = []  # of the tasks' files
-    key_of = {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
+    key_of = _audit_keys()
+    lookups = cache is not None and cache.holds_entries()  # else the keys are worked out only to store
     feed = workers.feed(_audit_chunk, cache)
     for path, kind in items:
         known = None
@@ -179,13 +179,11 @@ def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache
         except InputError as exc:
             out.append(_error_text(exc, path))
             continue
-        key = None
         if cache is not None:
             if cache.is_clean(key_of[kind], path, source.digest):
                 out.append(None if kind == SOURCE else FileAudit(path, kind))
                 continue
-            key = key_of[kind](path, source.digest)
-            stored = cache.get(key)
+            stored = cache.get(key_of[kind](path, source.digest)) if lookups else None
             if isinstance(stored, dict) and isinstance(stored.get("error"), str):
                 out.append(stored["error"])  # input the parser rejected: the text alone decides that
                 continue
@@ -200,32 +198,38 @@ def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache
             continue
         missing.append(len(out))
         out.append(None)
-        tasks.append((path, kind, text, key))
-        digests.append(source.digest)
+        tasks.append((path, kind, text, source.digest if cache is not None else None))
         feed.add(tasks[-1])
-    for i, task, digest, done in zip(missing, tasks, digests, feed.results()):
+    for i, task, done in zip(missing, tasks, feed.results()):
         out[i] = done
-        if cache is not None and task[3] is not None and not isinstance(done, str) and _nothing(done, task[1]):
-            cache.mark_clean(key_of[task[1]], task[0], digest)
+        if task[3] is not None and not isinstance(done, str) and _nothing(done, task[1]):
+            assert cache is not None
+            cache.mark_clean(key_of[task[1]], task[0], task[3])
     if cache is not None and tasks:
         cache.save_clean()
         cache.prune()
     return out
 
 
+def _audit_keys() -> dict[str, Keys]:
+    return {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
+
+
 def _audit_chunk(tasks: list[tuple[str, str, str, str | None]], cache: Cache | None) -> list[FileAudit | None | str]:
-    """Audit a chunk of (path, kind, text, cache key); runs in a worker process with ``jobs`` > 1."""
+    """Audit a chunk of (path, kind, text, digest: None to store nothing); runs in a worker process
+    with ``jobs`` > 1."""
     out: list[FileAudit | None | str] = []
-    for path, kind, text, key in tasks:
+    key_of = _audit_keys() if cache is not None else {}
+    for path, kind, text, digest in tasks:
         try:
             audited = audit_text(text, path, kind)
             out.append(audited)
-            if cache is not None and key is not None and not _nothing(audited, kind):
-                cache.put(key, _to_json(audited))  # "nothing" is kept apart (see _audit_all)
+            if cache is not None and digest is not None and not _nothing(audited, kind):
+                cache.put(key_of[kind](path, digest), _to_json(audited))  # "nothing" is kept apart (see _audit_all)
         except (InputError, ParseError) as exc:
             out.append(_error_text(exc, path))
-            if cache is not None and key is not None:
-                cache.put(key, {"error": out[-1]})
+            if cache is not None and digest is not None:
+                cache.put(key_of[kind](path, digest), {"error": out[-1]})
         except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
             out.append(f"{exc} (internal error: please report it with this file)")
     return out

@@ -143,14 +143,22 @@ class Cache:
     def _name(self, key: str) -> str:
         return os.path.join(self.root, key[:2], key + ".json")
 
-    def get(self, key: str) -> Any | None:
-        """The stored value, or None when missing or unreadable (a corrupt entry is a miss)."""
+    def holds_entries(self) -> bool:
+        """Whether any entry was stored when this process first looked (else every :meth:`get` misses,
+        and a caller need not work out the keys to look up)."""
+        return bool(self._listed())
+
+    def _listed(self) -> set[str]:
         if self._folders is None:  # listed once: in a cold cache every lookup then misses without a system call
             try:
                 self._folders = {name for name in os.listdir(self.root) if len(name) == 2}
             except OSError:
                 self._folders = set()
-        if key[:2] not in self._folders:
+        return self._folders
+
+    def get(self, key: str) -> Any | None:
+        """The stored value, or None when missing or unreadable (a corrupt entry is a miss)."""
+        if key[:2] not in self._listed():
             return None
         value = read_json(self._name(key))
         if not isinstance(value, dict) or value.get("key") != key:

@@ -122,17 +122,18 @@ class FileIndex:
                 self._entries = {}
         return self._entries
 
-    def lookup(self, info: os.stat_result) -> str | None:
-        """The recorded digest of the file with metadata ``info``, if they are all as recorded."""
+    def lookup(self, info: os.stat_result, stamped: str | None = None) -> str | None:
+        """The recorded digest of the file with metadata ``info`` (``stamped``: their :func:`stamp`,
+        if taken already), if they are all as recorded."""
         entries = self._entries if self._entries is not None else self._load()
-        digest = entries.get(stamp(info))
+        digest = entries.get(stamped or stamp(info))
         return digest if type(digest) is str else None
 
-    def record(self, info: os.stat_result, digest: str) -> None:
+    def record(self, info: os.stat_result, digest: str, stamped: str | None = None) -> None:
         """Remember that the file with metadata ``info`` (read before its bytes were) hashes to ``digest``."""
         if info.st_mtime_ns >= self.since or info.st_ctime_ns >= self.since:
             return  # written too recently to be sure a later write changes its times
-        key = stamp(info)
+        key = stamped or stamp(info)
         if self._load().get(key) != digest:
             self._new[key] = digest
 

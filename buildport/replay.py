@@ -85,9 +85,10 @@ class Trail:
         """A folder listed (or whose listing the index gave), with the metadata taken before listing it."""
         self._add(FOLDER_ENTRY, path, folder_stamp(info), info)
 
-    def file(self, path: str, info: os.stat_result) -> None:
-        """A file found by the walk, with its ``os.lstat`` taken before it was read."""
-        self._add(FILE_ENTRY, path, stamp(info), info)
+    def file(self, path: str, info: os.stat_result, stamped: str | None = None) -> None:
+        """A file found by the walk, with its ``os.lstat`` taken before it was read (``stamped``: its
+        :func:`~buildport.fileindex.stamp`, if taken already)."""
+        self._add(FILE_ENTRY, path, stamped or stamp(info), info)
 
     def path(self, path: str) -> None:
         """A path looked at by name (following links): its metadata now, or that it does not exist."""

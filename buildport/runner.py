@@ -17,7 +17,7 @@ from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
-from buildport.fileindex import FileIndex, Listing
+from buildport.fileindex import FileIndex, Listing, stamp
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_bytes, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
@@ -98,6 +98,7 @@ def files_below(
             path = prefix + name
             is_link = bool(linked) and name in linked
             info = None
+            stamped = None
             if vouch is not None and not is_link:  # inline, as most files of a warm run take this way
                 try:
                     info = os.lstat(path)  # before reading: a later write gives the file new times
@@ -106,9 +107,10 @@ def files_below(
                         trail.spoil()
                     # reading it reports the error
                 else:
+                    stamped = stamp(info)
                     if trail is not None:
-                        trail.file(path, info)
-                    known = vouch(info)
+                        trail.file(path, info, stamped)
+                    known = vouch(info, stamped)
                     if known is not None:
                         contents[path] = vouched(path, known, (info.st_dev, info.st_ino))  # type: ignore[index]
                         names.append(name)
@@ -116,7 +118,7 @@ def files_below(
                         continue
             if is_link and trail is not None:
                 trail.path(path)  # what the link leads to, now
-            reason = _skip_reason(path, real_root, is_link, contents, index, info)
+            reason = _skip_reason(path, real_root, is_link, contents, index, info, stamped)
             if reason:
                 if skipped is not None:
                     skipped.append(f"{path}: skipped: {reason}")
@@ -192,12 +194,12 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
 
 def _skip_reason(
     path: str, real_root: Path, is_link: bool, contents: dict[str, SourceText] | None = None,
-    index: FileIndex | None = None, info: os.stat_result | None = None,
+    index: FileIndex | None = None, info: os.stat_result | None = None, stamped: str | None = None,
 ) -> str:
     """Why a discovered file must be left alone, or ``""``; fills ``contents`` and ``index`` (see discover).
 
     ``info`` holds the file's metadata, taken before reading it, when the index is to record it (the
-    index had no record of them: :func:`files_below` looks them up).
+    index had no record of them: :func:`files_below` looks them up); ``stamped``, their stamp.
     """
     if is_link and not _inside(Path(path).resolve(), real_root):
         return f"symbolic link to {Path(path).resolve()}, outside {real_root}"
@@ -211,7 +213,7 @@ def _skip_reason(
         source = read_source(path, data, None if info is None else (info.st_dev, info.st_ino))
         contents[path] = source
         if index is not None and info is not None:
-            index.record(info, source.digest)
+            index.record(info, source.digest, stamped)
     return ""
 
 
@@ -425,6 +427,7 @@ def _port_all(
     digests: dict[int, str] = {}
     settings = _settings(options, facts)
     key_of = Cache.keys(kind, settings)
+    lookups = cache is not None and cache.holds_entries()  # else no key is worked out here: the workers store
     feed = workers.feed(_port_chunk, (options, kind, facts, cache), _pack_outcome, _unpack_outcome)
     for i, item in enumerate(loaded):
         source = item.source
@@ -436,15 +439,16 @@ def _port_all(
                 item.result = Result.unchanged(source)
                 out.append(item)
                 continue
-            keys[i] = key_of(item.path, source.digest)
-            stored = cache.get(keys[i])
-            if isinstance(stored, dict) and isinstance(stored.get("error"), str):
-                out.append(FileOutcome(item.path, error=stored["error"]))  # input the parser rejected
-                continue
-            result = result_from_json(stored, source) if stored is not None else None
-            if result is not None:
-                out.append(FileOutcome(item.path, result, source))
-                continue
+            if lookups:
+                keys[i] = key_of(item.path, source.digest)
+                stored = cache.get(keys[i])
+                if isinstance(stored, dict) and isinstance(stored.get("error"), str):
+                    out.append(FileOutcome(item.path, error=stored["error"]))  # input the parser rejected
+                    continue
+                result = result_from_json(stored, source) if stored is not None else None
+                if result is not None:
+                    out.append(FileOutcome(item.path, result, source))
+                    continue
         try:
             source.text  # a source the file index vouched for is read now, for the pass (or its error)
         except InputError as exc:
@@ -455,11 +459,11 @@ def _port_all(
             if done.result is not None and holds(source.text, done.result.text):
                 out.append(done)
                 taken += 1
-                if cache is not None and i in keys:
+                if cache is not None and source.digest:
                     if _nothing(done.result):
                         cache.mark_clean(key_of, item.path, source.digest)
                     else:
-                        cache.put(keys[i], packed[2])
+                        cache.put(keys.get(i) or key_of(item.path, source.digest), packed[2])
                 continue
         out.append(item)
         missing.append(i)
@@ -467,7 +471,7 @@ def _port_all(
         feed.add((item.path, source, keys.get(i)))
     for i, outcome in zip(missing, feed.results()):
         out[i] = outcome
-        if cache is not None and i in keys and outcome.result is not None and _nothing(outcome.result):
+        if cache is not None and digests[i] and outcome.result is not None and _nothing(outcome.result):
             cache.mark_clean(key_of, outcome.path, digests[i])
     if cache is not None and (missing or taken):
         cache.save_clean()
@@ -533,9 +537,9 @@ class Workers:
     def __enter__(self) -> "Workers":
         return self
 
-    def __exit__(self, *_exc: object) -> None:
+    def __exit__(self, exc_type: object, *_exc: object) -> None:
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(wait=exc_type is None)  # an error or an interrupt: no need to finish the work
             self._pool = None
 
     def run(
@@ -561,13 +565,19 @@ class Workers:
         return out
 
     def pool(self) -> Any:
-        """The process pool, started on first use."""
+        """The process pool, started on first use: forked workers fed through pipes where the
+        system can fork (:mod:`buildport.forkpool`), else a ``ProcessPoolExecutor``."""
         if self._pool is None:
-            from concurrent.futures import ProcessPoolExecutor
+            from buildport import forkpool
 
             if self.prepare is not None:
                 self.prepare()
-            self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+            if forkpool.available():
+                self._pool = forkpool.ForkPool(self.jobs)
+            else:
+                from concurrent.futures import ProcessPoolExecutor
+
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs)
         return self._pool
 
     def feed(
@@ -640,6 +650,9 @@ def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: 
     for path, source, key in tasks:
         assert source is not None
         outcome = _port_one(path, source, options, kind, facts)
+        kept = outcome.error or (outcome.result is not None and not _nothing(outcome.result))
+        if key is None and key_of is not None and source.digest and kept:
+            key = key_of(path, source.digest)  # the main process, with nothing stored, looked nothing up
         if cache is not None and key is not None and outcome.result is not None and not _nothing(outcome.result):
             cache.put(key, result_to_json(outcome.result))  # "nothing" is kept apart (see _port_all)
         rerun = outcome.result.rerun if outcome.result is not None else None
