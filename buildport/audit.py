@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import difflib
 import operator
 import os
@@ -22,7 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
@@ -323,10 +324,7 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     """The findings of one file's text; None for a C/C++ file that does not use CUDA."""
     if kind == SOURCE:
         return FileAudit(path, kind, scan_source(text, path)) if is_cuda_source(path, text) else None
-    from buildport.engine import port_cmake, port_make  # not needed by a run the cache answers
-    from buildport.prescan import may_have_residue, may_need_cmake_audit
-    from buildport.syntax.cmake import parse_cmake
-
+    port_cmake, port_make, may_have_residue, may_need_cmake_audit, parse_cmake = _engine()
     if kind == CMAKE and not may_need_cmake_audit(text):
         parse_cmake(text, path)  # nothing of CUDA in it, but bad input is still an error
         return FileAudit(path, kind)
@@ -350,6 +348,18 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     audited.findings = sorted((f for f in audited.findings if not _silenced(silenced, f)), key=Finding.sort_key)
     audited.line_scoped &= set(audited.findings)
     return audited
+
+
+@functools.cache
+def _engine() -> tuple[Callable[..., Result], Callable[..., Result], Callable[[str], bool], Callable[[str], bool],
+                       Callable[..., object]]:
+    """What :func:`audit_text` calls, imported with the first file audited (a run the cache answers
+    never needs the parsers and passes), once: an import statement run per file costs microseconds."""
+    from buildport.engine import port_cmake, port_make
+    from buildport.prescan import may_have_residue, may_need_cmake_audit
+    from buildport.syntax.cmake import parse_cmake
+
+    return port_cmake, port_make, may_have_residue, may_need_cmake_audit, parse_cmake
 
 
 def line_changes(result: Result) -> dict[int, str | None]:

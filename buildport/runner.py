@@ -7,6 +7,7 @@ skips, with a message, file links that leave the root and binary files.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -784,17 +785,25 @@ def _file_facts_chunk(tasks: list[tuple[str, str, str]], options: Options) -> li
     return out
 
 
-def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmake",
-              facts: MakeFacts | None = None) -> FileOutcome:
+@functools.cache
+def _engine() -> tuple[Callable[..., Result], Callable[..., Result], type[Exception]]:
+    """The engine's two entry points and the parse error, imported with the first file ported (see
+    the note on imports above), once: an import statement run per file costs microseconds each time."""
     from buildport.engine import port_cmake, port_make
     from buildport.syntax.errors import ParseError
 
+    return port_cmake, port_make, ParseError
+
+
+def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmake",
+              facts: MakeFacts | None = None) -> FileOutcome:
+    port_cmake, port_make, parse_error = _engine()
     try:
         if kind == "cmake":
             result = port_cmake(source.text, source.path, options)
         else:
             result = port_make(source.text, source.path, options, facts=facts)
-    except (ParseError, InputError) as exc:
+    except (parse_error, InputError) as exc:
         return FileOutcome(path, error=str(exc))
     except UnstableRewrite as exc:
         return FileOutcome(path, error=f"{exc} (internal error: please report it with this file)", exception=exc)
