@@ -23,7 +23,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from types import ModuleType
+from typing import Iterable, Iterator
 
 from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
@@ -324,14 +325,14 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     """The findings of one file's text; None for a C/C++ file that does not use CUDA."""
     if kind == SOURCE:
         return FileAudit(path, kind, scan_source(text, path)) if is_cuda_source(path, text) else None
-    port_cmake, port_make, may_have_residue, may_need_cmake_audit, parse_cmake = _engine()
-    if kind == CMAKE and not may_need_cmake_audit(text):
-        parse_cmake(text, path)  # nothing of CUDA in it, but bad input is still an error
+    engine, prescan, cmake_syntax = _engine()
+    if kind == CMAKE and not prescan.may_need_cmake_audit(text):
+        cmake_syntax.parse_cmake(text, path)  # nothing of CUDA in it, but bad input is still an error
         return FileAudit(path, kind)
-    port = port_cmake if kind == CMAKE else port_make
+    port = engine.port_cmake if kind == CMAKE else engine.port_make
     result = port(text, path, verify=False)
     audited = FileAudit(path, kind)
-    if not result.findings and not result.changed and not may_have_residue(text):
+    if not result.findings and not result.changed and not prescan.may_have_residue(text):
         return audited  # parsed, and nothing of CUDA in it
     changes = line_changes(result) if result.changed else {}
     for finding in result.findings:
@@ -351,15 +352,15 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
 
 
 @functools.cache
-def _engine() -> tuple[Callable[..., Result], Callable[..., Result], Callable[[str], bool], Callable[[str], bool],
-                       Callable[..., object]]:
-    """What :func:`audit_text` calls, imported with the first file audited (a run the cache answers
-    never needs the parsers and passes), once: an import statement run per file costs microseconds."""
-    from buildport.engine import port_cmake, port_make
-    from buildport.prescan import may_have_residue, may_need_cmake_audit
-    from buildport.syntax.cmake import parse_cmake
+def _engine() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """The modules :func:`audit_text` calls, imported with the first file audited (a run the cache
+    answers never needs the parsers and passes), once: an import statement run for each file costs
+    microseconds each time."""
+    import buildport.engine
+    import buildport.prescan
+    import buildport.syntax.cmake
 
-    return port_cmake, port_make, may_have_residue, may_need_cmake_audit, parse_cmake
+    return buildport.engine, buildport.prescan, buildport.syntax.cmake
 
 
 def line_changes(result: Result) -> dict[int, str | None]:

@@ -16,7 +16,7 @@ import os
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import click
 
@@ -199,9 +199,13 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     if kind == "cmake":  # ported as discovery finds them: see port_files
         files = iter_paths(list(paths), wanted, skipped, contents, index)
     else:
-        found = expand_paths(list(paths), wanted, skipped, contents, index)
-        files = found + included_makefiles([f for f in found if f != "-"], contents, index)
-    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents)
+        def walked() -> Iterator[str]:  # walked as the port asks for the files: its pool starts first
+            found = expand_paths(list(paths), wanted, skipped, contents, index)
+            yield from found + included_makefiles([f for f in found if f != "-"], contents, index)
+
+        files = walked()
+    walking = any(p != "-" and os.path.isdir(p) for p in paths)
+    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents, walking)
     for note in skipped:
         click.echo(note, err=True)
     if not run.outcomes:

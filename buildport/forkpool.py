@@ -57,7 +57,7 @@ class Pending:
 class ForkPool:
     """``workers`` processes forked now; :meth:`submit` calls a function in one of them."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, initializer: Callable[[], None] | None = None) -> None:
         self._lock = Lock()
         task_read, self._tasks = os.pipe()
         _widen(self._tasks)
@@ -79,7 +79,7 @@ class ForkPool:
                     os.close(result_read)
                     for fd in self._results:
                         os.close(fd)
-                    _serve(task_read, result_write, self._lock)
+                    _serve(task_read, result_write, self._lock, initializer)
                 os.close(result_write)
                 os.set_blocking(result_read, False)
                 self._results[result_read] = pid
@@ -122,6 +122,9 @@ class ForkPool:
         only finishes the call at hand."""
         if self._tasks < 0:
             return
+        if not self._next:  # never used: no need to let the workers finish preparing
+            for pid in self._pids:
+                os.kill(pid, signal.SIGKILL)
         try:
             while wait and len(self._done) + self._taken < self._next:
                 self._read(wait=True)
@@ -184,11 +187,16 @@ def _widen(fd: int) -> None:
         pass  # not Linux, or a lower limit: writes wait sooner, nothing else changes
 
 
-def _serve(tasks: int, results: int, lock: Any) -> None:
+def _serve(tasks: int, results: int, lock: Any, initializer: Callable[[], None] | None) -> None:
     """A worker's life: take a task, run it, send back what it returned or raised; leave at the end of input."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the main process's to handle
     code = 0
     try:
+        if initializer is not None:
+            try:
+                initializer()
+            except Exception:  # noqa: BLE001 - what it prepares is then built when first needed
+                pass
         while True:
             with lock:
                 header = _read_exactly(tasks, _HEADER.size)

@@ -10,14 +10,17 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 from buildport.cache import Cache, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
+from buildport.syntax.errors import ParseError
 from buildport.fileindex import FileIndex, Listing, stamp
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_bytes, read_source, write_atomic
 
@@ -227,7 +230,7 @@ def included_makefiles(
     are read here. ``index`` remembers the names by the hash of each file, so that
     a file it vouches for is not read for them.
     """
-    seen: set[str] | None = None  # the real paths of the files, worked out at the first include
+    seen: set[object] | None = None  # which files they are (device and inode), worked out at the first include
     extra: list[str] = []
     trail = index.trail if index is not None else None
     for name in files:
@@ -245,16 +248,33 @@ def included_makefiles(
             target = str(Path(name).parent / word)
             if trail is not None:
                 trail.path(target)  # whether it exists (a later one changes the run), and its metadata
-            if not os.path.isfile(target):
+            try:
+                info = os.stat(target)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
                 continue
             if seen is None:
-                seen = {os.path.realpath(f) for f in files}
-            real = os.path.realpath(target)  # a/../common.mk and b/../common.mk are one file
-            if real not in seen:
-                seen.add(real)
+                seen = {_identity(f, contents) for f in files}
+            identity = (info.st_dev, info.st_ino)  # a/../common.mk and b/../common.mk are one file
+            if identity not in seen:
+                seen.add(identity)
                 plain = os.path.normpath(target)
-                extra.append(plain if os.path.realpath(plain) == real else target)
+                extra.append(plain if os.path.realpath(plain) == os.path.realpath(target) else target)
     return extra
+
+
+def _identity(path: str, contents: dict[str, SourceText] | None) -> object:
+    """The device and inode of the file at ``path`` (as discovery saw it, if it did); the real path
+    of one that cannot be looked at."""
+    known = contents.get(path) if contents is not None else None
+    if known is not None and known.identity is not None:
+        return known.identity
+    try:
+        info = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)
+    return (info.st_dev, info.st_ino)
 
 
 _INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^$#\n]+?)[ \t]*(?:#.*)?$", re.M)
@@ -337,6 +357,7 @@ def iter_paths(
 def port_files(
     paths: Iterable[str], options: Options, stdin: bytes | None = None, kind: str = "cmake",
     jobs: int = 1, cache: Cache | None = None, contents: dict[str, SourceText] | None = None,
+    walking: bool = False,
 ) -> Run:
     """Port every file; for CMake, the ROCm packages any file links are found where CUDA is.
 
@@ -349,9 +370,13 @@ def port_files(
     ``paths`` may be a discovery still under way (:func:`iter_paths`): CMake
     files go to the pool in chunks as they come, so the workers port while this
     process walks and reads. Makefiles are read as a whole first (what one
-    defines, another uses).
+    defines, another uses). ``walking`` says that ``paths`` walks a directory
+    as it is read: for Makefiles the workers are then started first, and build
+    the make parser's lexers while the walk goes on.
     """
     with Workers(jobs, _warm_make_parser if kind == "make" else None) as workers:
+        if kind == "make" and jobs > 1 and walking:
+            workers.pool()  # the workers build the make parser's lexers while this process walks
         run = _port_files(paths, options, stdin, kind, workers, cache, contents)
     if cache is not None and cache.files is not None:
         cache.files.save()  # what discovery recorded
@@ -359,6 +384,7 @@ def port_files(
 
 
 def _warm_make_parser() -> None:
+    """In each worker as it starts: every lexer of the make parser, compiled before the first chunk."""
     from buildport.syntax.make import warm_up
 
     warm_up()
@@ -525,14 +551,14 @@ class Workers:
     """A pool of ``jobs`` processes, started when first needed and kept for every phase of a run,
     so that what a worker compiled for one phase (parser tables, regexes) serves the next.
 
-    ``prepare`` runs here once, just before the pool starts: what it builds, every
-    worker inherits instead of building it again. A run that never starts the
-    pool never calls it.
+    ``initializer`` runs in each worker as it starts, before its first chunk (it
+    may start early, while this process still finds the items: see
+    :func:`port_files`). A run that never starts the pool never calls it.
     """
 
-    def __init__(self, jobs: int, prepare: Callable[[], None] | None = None) -> None:
+    def __init__(self, jobs: int, initializer: Callable[[], None] | None = None) -> None:
         self.jobs = jobs
-        self.prepare = prepare
+        self.initializer = initializer
         self._pool: Any = None
 
     def __enter__(self) -> "Workers":
@@ -571,14 +597,12 @@ class Workers:
         if self._pool is None:
             from buildport import forkpool
 
-            if self.prepare is not None:
-                self.prepare()
             if forkpool.available():
-                self._pool = forkpool.ForkPool(self.jobs)
+                self._pool = forkpool.ForkPool(self.jobs, self.initializer)
             else:
                 from concurrent.futures import ProcessPoolExecutor
 
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs)
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=self.initializer)
         return self._pool
 
     def feed(
@@ -786,24 +810,23 @@ def _file_facts_chunk(tasks: list[tuple[str, str, str]], options: Options) -> li
 
 
 @functools.cache
-def _engine() -> tuple[Callable[..., Result], Callable[..., Result], type[Exception]]:
-    """The engine's two entry points and the parse error, imported with the first file ported (see
-    the note on imports above), once: an import statement run per file costs microseconds each time."""
-    from buildport.engine import port_cmake, port_make
-    from buildport.syntax.errors import ParseError
+def _engine() -> ModuleType:
+    """:mod:`buildport.engine`, imported with the first file ported (see the note on imports above),
+    once: an import statement run for each file costs microseconds each time."""
+    import buildport.engine
 
-    return port_cmake, port_make, ParseError
+    return buildport.engine
 
 
 def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmake",
               facts: MakeFacts | None = None) -> FileOutcome:
-    port_cmake, port_make, parse_error = _engine()
+    engine = _engine()
     try:
         if kind == "cmake":
-            result = port_cmake(source.text, source.path, options)
+            result = engine.port_cmake(source.text, source.path, options)
         else:
-            result = port_make(source.text, source.path, options, facts=facts)
-    except (parse_error, InputError) as exc:
+            result = engine.port_make(source.text, source.path, options, facts=facts)
+    except (ParseError, InputError) as exc:
         return FileOutcome(path, error=str(exc))
     except UnstableRewrite as exc:
         return FileOutcome(path, error=f"{exc} (internal error: please report it with this file)", exception=exc)

@@ -132,3 +132,45 @@ def test_without_fork_the_executor_gives_the_same(monkeypatch: pytest.MonkeyPatc
     with Workers(2) as workers:
         assert workers.run(_square_all, items, 2) == [n * n + 2 for n in items]
         assert not isinstance(workers._pool, forkpool.ForkPool)
+
+
+_PREPARED: list[str] = []
+
+
+def _prepare() -> None:
+    _PREPARED.append(f"ready in {os.getpid()}")
+
+
+def _prepared() -> list[str]:
+    return list(_PREPARED)
+
+
+_MARK = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"forkpool-initializer-{os.getpid()}")
+
+
+def _slow_prepare() -> None:
+    import time
+
+    time.sleep(5)
+    with open(_MARK, "w") as handle:  # only if the worker lived through the whole initializer
+        handle.write("finished")
+
+
+def test_the_initializer_runs_in_each_worker_before_its_first_call() -> None:
+    pool = forkpool.ForkPool(2, _prepare)
+    try:
+        seen = [pool.submit(_prepared).result() for _ in range(10)]
+        assert all(len(s) == 1 and s[0].startswith("ready in ") for s in seen)
+        assert not _PREPARED  # not in this process
+    finally:
+        pool.shutdown()
+
+
+def test_a_pool_never_used_ends_without_waiting_for_its_initializer() -> None:
+    pool = forkpool.ForkPool(2, _slow_prepare)
+    pool.shutdown()
+    try:
+        assert not os.path.exists(_MARK)  # the workers were ended, not waited for
+    finally:
+        if os.path.exists(_MARK):
+            os.unlink(_MARK)

@@ -150,8 +150,8 @@ def _tables(prefix: str) -> Tables:
 
 
 def warm_up() -> None:
-    """Build (or load) the parser tables and compile every state's lexer now, before worker
-    processes are started from this one: they inherit all of it instead of each compiling it."""
+    """Build (or load) the parser tables and compile every state's lexer now (a worker process does
+    it as it starts, while the main process is still walking the tree)."""
     tables = _tables(TAB)
     for state, lexer in enumerate(tables.lexers):
         if lexer is not None:
