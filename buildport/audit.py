@@ -492,10 +492,11 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: d
     any_line = {f.line for f in reported}
     at = {(f.line, f.col) for f in reported}
     out: list[Finding] = []
-    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    line, at_line = 1, 0  # the line of offset ``at_line``: the hits come in order, so the newlines are counted once
     for rule, start, token in _residue_hits(code_only(text, kind)):
-        line = bisect.bisect_right(starts, start)
-        col = start - starts[line - 1] + 1
+        line += text.count("\n", at_line, start)
+        at_line = start
+        col = start - text.rfind("\n", 0, start)
         if line in human or (line, col) in at:
             continue
         new = changes.get(line, text)
@@ -578,33 +579,25 @@ def code_only(text: str, kind: str) -> str:
     if kind != CMAKE:
         return _blanked(text, [m.span() for m in _MAKE_COMMENT.finditer(text) if m.group(1) is None])
     spans: list[tuple[int, int]] = []
-    i, n = 0, len(text)
-    quoted = False
-    while i < n:
-        m = _CMAKE_SPECIAL.search(text, i)  # every other character is passed over as it is
-        if m is None:
-            break
-        i = m.start()
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == '"':
-            quoted = not quoted
-        elif c == "[" and not quoted and _BRACKET.match(text, i):
-            spans.append((i, _bracket_end(text, i)))
+    i = 0
+    search = _CMAKE_SPECIAL.search
+    while (m := search(text, i)) is not None:  # every other character is passed over as it is
+        c = text[m.start()]
+        if c == "[":
+            spans.append((m.start(), _bracket_end(text, m.start())))
             i = spans[-1][1]
-            continue
-        elif c == "#" and not quoted:
-            spans.append((i, _comment_end(text, i)))
+        elif c == "#":
+            spans.append((m.start(), _comment_end(text, m.start())))
             i = spans[-1][1]
-            continue
-        i += 1
+        else:  # a quoted argument or an escape, passed over whole
+            i = m.end()
     messages = [(m.end(), _close_paren(text, m.end())) for m in _MESSAGE.finditer(text)]
     return _blanked(text, sorted(spans + messages) if messages else spans)
 
 
-_CMAKE_SPECIAL = re.compile(r'[\\"\[#]')
+#: What :func:`code_only` stops at outside a quoted argument: a quoted argument (to its closing quote,
+#: escapes passed over; to the end if unclosed), an escape, a bracket's opening, a ``#``.
+_CMAKE_SPECIAL = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*\\?"?|\\[\s\S]?|\[=*\[|#')
 #: make: an escaped character (group 1), or a comment to the line's end.
 _MAKE_COMMENT = re.compile(r"(\\[\s\S]?)|#[^\n]*")
 _NOT_NEWLINES = re.compile(r"[^\r\n]+")
