@@ -26,7 +26,6 @@ from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fast --version and --help)
     from buildport.audit import AuditReport
     from buildport.cache import Cache
-    from buildport.fileindex import FileIndex
     from buildport.findings import Finding
     from buildport.runner import Run
     from buildport.textio import SourceText
@@ -166,14 +165,6 @@ def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, o
              jobs, _open_cache(cache_dir, no_cache))
 
 
-def expand_paths(paths: list[str], wanted: Callable[[str], bool], skipped: list[str],
-                 contents: dict[str, SourceText] | None = None, index: FileIndex | None = None) -> list[str]:
-    """:func:`buildport.runner.expand_paths`, imported when a command runs rather than at start-up."""
-    from buildport.runner import expand_paths as expand
-
-    return expand(paths, wanted, skipped, contents, index)
-
-
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
              offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int = 1,
              cache: Cache | None = None) -> None:
@@ -199,9 +190,12 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     if kind == "cmake":  # ported as discovery finds them: see port_files
         files = iter_paths(list(paths), wanted, skipped, contents, index)
     else:
-        def walked() -> Iterator[str]:  # walked as the port asks for the files: its pool starts first
-            found = expand_paths(list(paths), wanted, skipped, contents, index)
-            yield from found + included_makefiles([f for f in found if f != "-"], contents, index)
+        def walked() -> Iterator[str]:  # as the port asks for the files: its pool can start during the walk
+            found = []
+            for path in iter_paths(list(paths), wanted, skipped, contents, index):
+                found.append(path)
+                yield path
+            yield from included_makefiles([f for f in found if f != "-"], contents, index)
 
         files = walked()
     walking = any(p != "-" and os.path.isdir(p) for p in paths)

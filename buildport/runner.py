@@ -371,13 +371,12 @@ def port_files(
     files go to the pool in chunks as they come, so the workers port while this
     process walks and reads. Makefiles are read as a whole first (what one
     defines, another uses). ``walking`` says that ``paths`` walks a directory
-    as it is read: for Makefiles the workers are then started first, and build
-    the make parser's lexers while the walk goes on.
+    as it is read: for Makefiles the workers are then started as soon as the
+    walk has found files enough for a pool, and build the make parser's lexers
+    while the walk goes on.
     """
     with Workers(jobs, _warm_make_parser if kind == "make" else None) as workers:
-        if kind == "make" and jobs > 1 and walking:
-            workers.pool()  # the workers build the make parser's lexers while this process walks
-        run = _port_files(paths, options, stdin, kind, workers, cache, contents)
+        run = _port_files(paths, options, stdin, kind, workers, cache, contents, walking)
     if cache is not None and cache.files is not None:
         cache.files.save()  # what discovery recorded
     return run
@@ -392,7 +391,7 @@ def _warm_make_parser() -> None:
 
 def _port_files(
     paths: Iterable[str], options: Options, stdin: bytes | None, kind: str, workers: Workers, cache: Cache | None,
-    contents: dict[str, SourceText] | None,
+    contents: dict[str, SourceText] | None, walking: bool = False,
 ) -> Run:
     run = Run()
     known = contents if contents is not None else {}
@@ -400,7 +399,11 @@ def _port_files(
     facts = None
     ported: dict[str, Any] = {}
     if kind == "make":
-        sources = list(loading)
+        sources = []
+        for loaded in loading:
+            sources.append(loaded)
+            if walking and len(sources) == FEED_FIRST and workers.jobs > 1:
+                workers.pool()  # files enough for a pool: its workers build the make lexers while the walk goes on
         facts, ported = _make_facts(sources, options, cache, workers)
         loading = iter(sources)
     run.outcomes = _port_all(loading, options, kind, facts, workers, cache, ported)
