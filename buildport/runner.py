@@ -395,7 +395,9 @@ def _port_files(
 ) -> Run:
     run = Run()
     known = contents if contents is not None else {}
-    loading: Iterator[FileOutcome] = (_load(path, stdin, known.pop(path, None)) for path in _unique(paths, known))
+    # a Makefile's text stays in ``known``: the walk may still be going on, and its includes are read at its end
+    take = known.get if kind == "make" else known.pop
+    loading: Iterator[FileOutcome] = (_load(path, stdin, take(path, None)) for path in _unique(paths, known))
     facts = None
     ported: dict[str, Any] = {}
     if kind == "make":

@@ -107,3 +107,28 @@ def test_a_port_is_taken_only_if_no_name_the_facts_add_is_in_either_text() -> No
     assert not holds("A = 1\n", "A = 1\nX = $(SM)\n")  # in the ported text only
     assert holds("X = $(NVCC)\n", "X = $(NVCC)\n")  # a default fact: the early port had it too
     assert runner._unaffected(MakeFacts())("anything", "else")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_walked_makefile_is_read_once_even_when_its_port_begins_before_the_includes_are_read(
+    project: Path, monkeypatch: pytest.MonkeyPatch, jobs: str,
+) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    (project / "rules.inc").write_text("CXXFLAGS := -O2\n")  # included by other.mk: found by its include line
+    for n in range(8):  # files enough for a pool with --jobs 2
+        (project / f"more{n}.mk").write_text(f"X{n} := {n}\n")
+    read: list[str] = []
+    real = runner.read_source
+
+    def counting(path: str, data: bytes | None = None, *args: object) -> object:
+        if data is None:  # read from the file, not decoded from bytes discovery read
+            read.append(Path(path).name)
+        return real(path, data, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "read_source", counting)
+    done = CliRunner().invoke(main, ["make", "--check", "-q", "--no-cache", "-j", jobs, str(project)])
+    assert done.exit_code in (0, 1, 2), done.output
+    assert read == ["rules.inc"]  # what discovery read is not read again for the includes
