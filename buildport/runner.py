@@ -271,7 +271,7 @@ def _identity(path: str, contents: dict[str, SourceText] | None) -> object:
     if known is not None and known.identity is not None:
         return known.identity
     try:
-        info = os.stat(path)
+        info = os.stat(path)  # the same file by any path or link has the same device and inode
     except OSError:
         return os.path.realpath(path)
     return (info.st_dev, info.st_ino)
@@ -736,16 +736,7 @@ def _unique(paths: Iterable[str], contents: dict[str, SourceText] | None = None)
     """
     seen: set[object] = set()
     for p in paths:
-        key: object = p
-        known = contents.get(p) if contents is not None else None
-        if known is not None and known.identity is not None:
-            key = known.identity
-        elif p != "-":
-            try:
-                info = os.stat(p)  # the same file by any path or link has the same device and inode
-                key = (info.st_dev, info.st_ino)
-            except OSError:
-                key = os.path.realpath(p)  # missing: reading it reports the error
+        key = p if p == "-" else _identity(p, contents)  # missing: reading it reports the error
         if key not in seen:
             seen.add(key)
             yield p if p == "-" else os.path.normpath(p)
