@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, TypeVar
 
-from buildport.atomic import write_json
+from buildport.atomic import read_json, write_json
+
+T = TypeVar("T")
 
 _PACKAGED = Path(__file__).resolve().parent / "grammars"
 _CHECKOUT = Path(__file__).resolve().parent.parent / "grammars"
@@ -49,29 +50,44 @@ def parser_cache_dir() -> Path | None:
 def cached_terminals(name: str, derive: Callable[[], dict[str, str]], required: Iterable[str]) -> dict[str, str]:
     """The terminals of ``grammars/<name>.lark`` as regexes (``derive()`` asks Lark), kept in the parser cache.
 
-    The file is named by a hash of the grammar, of Lark's version file and of
-    the Python version, so it is derived again when any of them changes; one
-    that cannot be read, or lacks a ``required`` terminal, is derived again and
-    replaced (atomically). Without a cache folder, ``derive()`` answers each time.
+    Derived again when the grammar, Lark or Python changes (see :func:`cached_json`),
+    or when the file kept lacks a ``required`` terminal.
+    """
+    def valid(found: object) -> bool:
+        return (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())
+                and all(r in found for r in required))
+
+    found: dict[str, str] = cached_json(f"{name}-terminals", grammar_text(name).encode(), derive, valid)
+    return found
+
+
+def cached_json(name: str, material: bytes, derive: Callable[[], T], valid: Callable[[object], bool]) -> T:
+    """``derive()``, a JSON value that depends on ``material`` alone, kept in the parser cache.
+
+    The file is named by ``name`` and a hash of ``material``, of Lark's version
+    file and of the Python version, so the value is derived again when any of
+    them changes; one that cannot be read, or that is not ``valid``, is derived
+    again and replaced (atomically). Without a cache folder, ``derive()`` answers
+    each time.
     """
     folder = parser_cache_dir()
     if folder is None:
         return derive()
+    key = hashlib.sha256(material + b"\0" + _lark_version() + b"\0" + sys.version.encode())
+    target = folder / f"{name}-{key.hexdigest()[:24]}.json"
+    found = read_json(target)
+    if found is not None and valid(found):
+        return found  # type: ignore[no-any-return]
+    value = derive()
+    write_json(target, value)  # an unwritable cache costs the next run the time to derive it again
+    return value
+
+
+@lru_cache(maxsize=1)
+def _lark_version() -> bytes:
+    """The text of Lark's ``__init__`` (which holds its version), found without importing it."""
     spec = importlib.util.find_spec("lark")
     try:
-        lark_version = Path(spec.origin).read_bytes() if spec is not None and spec.origin else b""
+        return Path(spec.origin).read_bytes() if spec is not None and spec.origin else b""
     except OSError:
-        lark_version = b""
-    key = hashlib.sha256(grammar_text(name).encode() + b"\0" + lark_version + b"\0" + sys.version.encode())
-    target = folder / f"{name}-terminals-{key.hexdigest()[:24]}.json"
-    try:
-        with open(target, encoding="utf-8", errors="surrogateescape") as handle:
-            found = json.load(handle)
-        if (isinstance(found, dict) and all(isinstance(v, str) for v in found.values())
-                and all(r in found for r in required)):
-            return found
-    except (OSError, ValueError):
-        pass
-    found = derive()
-    write_json(target, found)  # an unwritable cache costs the next run the time to derive them again
-    return found
+        return b""

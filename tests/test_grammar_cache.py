@@ -75,3 +75,30 @@ def test_a_cmake_run_imports_lark_only_to_derive_the_terminals_or_report_an_erro
 
     assert run() == ["True", "1 9 True"]  # the first run derives the terminals with Lark
     assert run() == ["False", "1 9 True"]  # later runs read them; Lark still words the error
+
+
+def test_make_scan_facts_are_kept_and_are_what_the_grammar_proves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from buildport.syntax import make, make_scan
+
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    parser = make._parser(make.TAB)
+    first = make_scan._grammar_facts(parser)
+    [kept] = tmp_path.glob("make-scan-facts-*.json")
+    assert first == (make_scan._line_break(parser), True) == tuple(json.loads(kept.read_text()))
+    assert first[0] == "NEWLINE"
+    for damage in ("", "[1]", '["NEWLINE", "yes"]', "{}"):
+        kept.write_text(damage)
+        assert make_scan._grammar_facts(parser) == first  # derived again
+        assert tuple(json.loads(kept.read_text())) == first
+    assert make_scan.tables(parser).newline == "NEWLINE"
+
+
+def test_make_scan_facts_depend_on_the_terminals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport.syntax import make, make_scan
+
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    make_scan._grammar_facts(make._parser(make.TAB))
+    make_scan._grammar_facts(make._parser(" "))  # another recipe prefix: other terminals
+    assert len(list(tmp_path.glob("make-scan-facts-*.json"))) == 2

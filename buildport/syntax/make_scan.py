@@ -27,12 +27,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Union
 
 from lark import Lark
 from lark.lexer import _create_unless
 from lark.parsers.lalr_analysis import Shift
 
+from buildport import compiled
+from buildport.grammars import cached_json
+from buildport.syntax import make_first
 from buildport.syntax.make_first import parsed_can_begin_with
 
 #: Match one token at an offset (a compiled alternation's bound ``match``).
@@ -180,15 +185,13 @@ def tables(parser: Lark, fuse: bool = True, eager: bool = False) -> Tables:
                 if kind and (not arg.expansion or arg.expansion[0].name not in _OPENERS):
                     raise ValueError(f"a {kind} must begin with one of {sorted(_OPENERS)}")
                 actions[state][name] = (str(arg.origin.name), len(arg.expansion), kind)
-    newline = _line_break(parser) if fuse else None
+    line_break, plain = _grammar_facts(parser)
+    newline = line_break if fuse else None
     suffix = None
     if newline is not None:
         pattern = next(t for t in parser.terminals if t.name == newline).pattern.to_regexp()
         suffix = f"(?:(?=\\n)(?:{pattern}))?"
-    # Lark gives a lexer callbacks where a string terminal is also matched by a regex terminal of
-    # the same priority; if no pair of the whole grammar is such, no state's subset is either.
-    plain = not parser.lexer_conf.callbacks and not _create_unless(  # type: ignore[no-untyped-call]
-        list(parser.terminals), parser.lexer_conf.g_regex_flags, re, False)[1]
+    plain = plain and not parser.lexer_conf.callbacks
     lexers: list[Matcher | Callable[[], Matcher] | None] = [None] * count
     shared: dict[tuple[str, ...], _Lazy] = {}
     for state, lexer in frontend.lexer.lexers.items():
@@ -206,6 +209,44 @@ def tables(parser: Lark, fuse: bool = True, eager: bool = False) -> Tables:
 def _reject_all(_text: str, _pos: int) -> None:
     """The matcher of a state this loop cannot read: every token is rejected, so Lark reads the file."""
     return None
+
+
+def _grammar_facts(parser: Lark) -> tuple[str | None, bool]:
+    """What :func:`tables` proves from the terminals: the line break that can be fused
+    (:func:`_line_break`), and whether none of them makes Lark give its lexer a callback.
+
+    Both take ``re``'s parser over every terminal (a tenth of a second for the make
+    grammar), so they are kept in the parser cache, under a hash of the terminals
+    and of the code that derives them.
+    """
+    flags = parser.lexer_conf.g_regex_flags
+    terminals = [(t.name, type(t.pattern).__name__, t.pattern.to_regexp(), t.priority) for t in parser.terminals]
+    material = repr((terminals, flags)).encode("utf-8", "surrogatepass") + _deriving_code()
+
+    def derive() -> list[Any]:
+        # Lark gives a lexer callbacks where a string terminal is also matched by a regex terminal of
+        # the same priority; if no pair of the whole grammar is such, no state's subset is either.
+        unless = _create_unless(list(parser.terminals), flags, re, False)[1]  # type: ignore[no-untyped-call]
+        return [_line_break(parser), not unless]
+
+    def valid(found: object) -> bool:
+        return (isinstance(found, list) and len(found) == 2 and isinstance(found[1], bool)
+                and (found[0] is None or isinstance(found[0], str)))
+
+    line_break, plain = cached_json("make-scan-facts", material, derive, valid)
+    return line_break, plain
+
+
+@lru_cache(maxsize=1)
+def _deriving_code() -> bytes:
+    """The text of the modules that derive the facts (empty where it cannot be read): part of their key."""
+    out = b""
+    for name in (__file__, make_first.__file__):
+        try:
+            out += Path(name).read_bytes()
+        except OSError:
+            pass
+    return out
 
 
 def _line_break(parser: Lark) -> str | None:
@@ -247,7 +288,7 @@ class _Lazy:
             if supported:
                 suffix = self.suffix or ""
                 pattern = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()}){suffix}" for t in lexer.terminals)
-                matcher = re.compile(pattern, lexer.g_regex_flags).match
+                matcher = compiled.pattern(pattern, lexer.g_regex_flags).match  # kept compiled across runs
                 supported = matcher("", 0) is None
             if not supported:
                 if strict:
