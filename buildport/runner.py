@@ -402,11 +402,20 @@ def _port_files(
     ported: dict[str, Any] = {}
     if kind == "make":
         sources = []
+        # with nothing stored, no facts can be found in the cache: the workers read each file's as the walk finds it
+        early = walking and workers.jobs > 1 and (cache is None or not cache.holds_entries())
+        feed = workers.feed(_file_facts_chunk, options) if early else None
+        tasks: list[tuple[str, str, str]] = []
         for loaded in loading:
             sources.append(loaded)
-            if walking and len(sources) == FEED_FIRST and workers.jobs > 1:
+            if feed is not None:
+                if (task := _facts_task(loaded)) is not None:
+                    tasks.append(task)
+                    feed.add(task)  # the pool starts with the first chunk: its workers build the make lexers first
+            elif walking and len(sources) == FEED_FIRST and workers.jobs > 1:
                 workers.pool()  # files enough for a pool: its workers build the make lexers while the walk goes on
-        facts, ported = _make_facts(sources, options, cache, workers)
+        fed = (tasks, list(feed.results())) if feed is not None else None
+        facts, ported = _make_facts(sources, options, cache, workers, fed)
         loading = iter(sources)
     run.outcomes = _port_all(loading, options, kind, facts, workers, cache, ported)
     if kind != "cmake":
@@ -744,6 +753,7 @@ def _unique(paths: Iterable[str], contents: dict[str, SourceText] | None = None)
 
 def _make_facts(
     loaded: list[FileOutcome], options: Options, cache: Cache | None, workers: Workers,
+    fed: tuple[list[tuple[str, str, str]], list[Any]] | None = None,
 ) -> tuple[MakeFacts, dict[str, Any]]:
     """Compiler, flag and architecture variables across all Makefiles of the run, and the Makefiles
     ported on the way (path → packed outcome).
@@ -753,27 +763,41 @@ def _make_facts(
     the hashes of all of them. A file that holds no word a make rule looks for
     is ported as soon as it is parsed, with the default facts: where the run's
     facts turn out not to concern it (:func:`_unaffected`), that is its port, and
-    it is neither sent nor parsed again.
+    it is neither sent nor parsed again. ``fed``: the tasks already handed to the workers as the
+    walk found the files, and what they gave back (a run whose cache holds nothing).
     """
     key = None
     if cache is not None:
         digests = [[o.path, o.source.digest if o.source else ""] for o in loaded if o.path != "-"]
         key = cache.key("make-facts", "", "", digests)
-        stored = cache.get(key)
+        stored = cache.get(key) if fed is None else None  # with ``fed``, the cache held nothing
         if isinstance(stored, list) and len(stored) == 4:
             compilers, archs, flags, host_links = stored
             return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links)), {}
     from buildport.passes.make_facts import combine
 
-    tasks = [(item.path, item.source.path, item.source.text)
-             for item in loaded if item.path != "-" and item.source is not None]  # fmt: skip
-    parts = workers.run(_file_facts_chunk, tasks, options)
+    if fed is not None:
+        tasks, parts = fed
+    else:
+        tasks = [task for task in map(_facts_task, loaded) if task is not None]
+        parts = workers.run(_file_facts_chunk, tasks, options)
     facts = MakeFacts()
     combine(facts, [part for part, _ in parts if part is not None])
     if cache is not None and key is not None:
         cache.put(key, [sorted(facts.compiler_vars), sorted(facts.arch_vars), sorted(facts.flag_vars),
                         facts.host_links])
     return facts, {task[0]: packed for task, (_, packed) in zip(tasks, parts) if packed is not None}
+
+
+def _facts_task(item: FileOutcome) -> tuple[str, str, str] | None:
+    """What :func:`_file_facts_chunk` reads of a loaded Makefile; None for one that could not be
+    read (reported when it is ported)."""
+    if item.path == "-" or item.source is None:
+        return None
+    try:
+        return item.path, item.source.path, item.source.text
+    except InputError:
+        return None
 
 
 def _file_facts_chunk(tasks: list[tuple[str, str, str]], options: Options) -> list[Any]:

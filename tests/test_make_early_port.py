@@ -132,3 +132,39 @@ def test_a_walked_makefile_is_read_once_even_when_its_port_begins_before_the_inc
     done = CliRunner().invoke(main, ["make", "--check", "-q", "--no-cache", "-j", jobs, str(project)])
     assert done.exit_code in (0, 1, 2), done.output
     assert read == ["rules.inc"]  # what discovery read is not read again for the includes
+
+
+@pytest.mark.parametrize("cache", ["none", "cold"])
+def test_facts_read_while_the_walk_goes_on_are_the_runs_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str,
+) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "aa_flags.mk").write_text("GPU_FLAGS := -O2 -G -m64\n")  # found first; its port needs the last file
+    for n in range(20):  # files enough for several chunks with --jobs 2
+        (tree / f"m{n:02}.mk").write_text(f"X{n} := {n}\nall:\n\tcc -o x{n} x.c\n")
+    (tree / "m05.mk").write_bytes(b"A := 1\n\x00\n")  # binary: reported, and no facts are read from it
+    (tree / "m07.mk").write_text("all:\n\techo\nendif\n")  # does not parse: reported
+    (tree / "zz_common.mk").write_text(FILES["common.mk"])
+    fed: list[bool] = []
+    real = runner._make_facts
+
+    def spy(*args: object, **kwargs: object) -> object:
+        fed.append(len(args) > 4 and args[4] is not None)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "_make_facts", spy)
+    outputs = {}
+    for jobs in ("1", "2"):
+        options = ["--no-cache"] if cache == "none" else ["--cache-dir", str(tmp_path / f"cache{jobs}")]
+        done = CliRunner().invoke(main, ["make", "--diff", "-j", jobs, *options, str(tree)])
+        assert done.exit_code == 2, done.output  # an input error outranks the changes
+        outputs[jobs] = done.output
+    assert fed == [False, True]  # --jobs 1 reads the facts after the walk; --jobs 2 as it goes
+    assert outputs["1"] == outputs["2"]
+    assert "+GPU_FLAGS := -O2 -g -O0 -m64" in outputs["2"]  # the last file's facts reached the first
+    assert "m05.mk" in outputs["2"] and "m07.mk" in outputs["2"]
