@@ -102,3 +102,26 @@ def test_make_scan_facts_depend_on_the_terminals(tmp_path: Path, monkeypatch: py
     make_scan._grammar_facts(make._parser(make.TAB))
     make_scan._grammar_facts(make._parser(" "))  # another recipe prefix: other terminals
     assert len(list(tmp_path.glob("make-scan-facts-*.json"))) == 2
+
+
+def test_the_cmake_reference_parser_is_kept_and_words_errors_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from buildport.syntax.errors import ParseError
+
+    def error(text: str) -> tuple[int, int, str]:
+        cmake_lark._lark.cache_clear()
+        with pytest.raises(ParseError) as info:
+            cmake_lark.parse_cmake_lark(text, "bad.cmake")
+        return info.value.line, info.value.col, str(info.value)
+
+    bad = ['message("unclosed\n', "f(a b\n", "f(a) g\n", "x(]=]\n", "#[[ open\n"]
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", "0")
+    expected = [error(text) for text in bad]
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    assert [error(text) for text in bad] == expected  # the tables built, and kept
+    assert [f.name.startswith("cmake-") for f in tmp_path.glob("*.lark")] == [True]
+    assert [error(text) for text in bad] == expected  # loaded from the file
+    good = "project(p)\nif(A)\n  f(\"x\" [[y]] # c\n  )\nendif()\n"
+    assert str(cmake_lark.parse_cmake_lark(good)) == good
+    cmake_lark._lark.cache_clear()

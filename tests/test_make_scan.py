@@ -114,29 +114,39 @@ def test_a_grammar_with_lexer_callbacks_is_refused_eagerly_and_read_by_lark_lazi
 
 
 def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport.grammars import cached_lark
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("BUILDPORT_PARSER_CACHE", raising=False)
     grammar = make.grammar_text("make")
     options = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
-    built = make._cached_lark(grammar, options)
-    files = list((tmp_path / "buildport" / "parsers").iterdir())
-    assert built is not None and [f.suffix for f in files] == [".lark"]  # no temporary file left
-    loaded = make._cached_lark(grammar, options)
-    assert loaded is not None and list((tmp_path / "buildport" / "parsers").iterdir()) == files
+    built = cached_lark("make", grammar, make._Lines(), options)
+    files = list((tmp_path / "buildport" / "parsers").glob("*.lark"))
+    assert len(files) == 1 and files[0].name.startswith("make-")
+    assert not list((tmp_path / "buildport" / "parsers").glob(".tmp-*"))  # no temporary file left
+    loaded = cached_lark("make", grammar, make._Lines(), options)
+    assert list((tmp_path / "buildport" / "parsers").glob("*.lark")) == files
     text = "all: a\n\tcc -o $@ $^\nifdef X\ny := 1\nendif\n"
     assert scan(text, tables(loaded)) == scan(text, tables(built)) is not None
+    assert loaded.parse(text) == built.parse(text)
     monkeypatch.setenv("BUILDPORT_PARSER_CACHE", "0")
-    assert make._cached_lark(grammar, options) is None
+    assert scan(text, tables(cached_lark("make", grammar, make._Lines(), options))) == scan(text, tables(built))
+    assert list((tmp_path / "buildport" / "parsers").glob("*.lark")) == files  # built, and kept nowhere
     monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path / "elsewhere"))
-    assert make._cached_lark(grammar, options) is not None and (tmp_path / "elsewhere").is_dir()
+    cached_lark("make", grammar, make._Lines(), options)
+    assert len(list((tmp_path / "elsewhere").glob("make-*.lark"))) == 1
 
 
 def test_an_unwritable_parser_cache_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport.grammars import cached_lark
+
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     monkeypatch.delenv("BUILDPORT_PARSER_CACHE", raising=False)
-    assert make._cached_lark(make.grammar_text("make"), {"parser": "lalr", "lexer": "contextual"}) is None
+    options = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
+    parser = cached_lark("make", make.grammar_text("make"), make._Lines(), options)
+    assert scan("x := 1\n", tables(parser)) is not None
 
 
 # ---------------------------------------------------------------- fused = unfused

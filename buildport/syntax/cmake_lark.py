@@ -15,7 +15,7 @@ from functools import lru_cache
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from buildport.grammars import grammar_text
+from buildport.grammars import cached_lark, grammar_text
 from buildport.syntax.cmake import CMakeFile, Command, Leaf, ParenGroup, check_layout
 from buildport.syntax.errors import ParseError, position_of
 
@@ -57,13 +57,9 @@ class _Build(Transformer[Token, object]):
 
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
-    return Lark(
-        grammar_text("cmake"),
-        parser="lalr",
-        lexer="contextual",
-        transformer=_Build(),
-        maybe_placeholders=False,
-    )
+    options = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
+    parser: Lark = cached_lark("cmake", grammar_text("cmake"), _Build(), options)
+    return parser
 
 
 def parse_cmake_lark(text: str, path: str = "<input>") -> CMakeFile:

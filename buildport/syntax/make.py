@@ -26,7 +26,6 @@ separator" once expanded (:class:`Other`).
 from __future__ import annotations
 
 import gc
-import os
 import re
 from functools import lru_cache
 from typing import Any, cast
@@ -34,7 +33,7 @@ from typing import Any, cast
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
-from buildport.grammars import grammar_text, parser_cache_dir
+from buildport.grammars import cached_lark, grammar_text
 from buildport.syntax.errors import ParseError, position_of
 from buildport.syntax.make_build import IF_KEYWORDS, Record, conditional_parts
 from buildport.syntax.make_nodes import (
@@ -103,45 +102,8 @@ def _parser(prefix: str) -> Lark:
         chars = "|".join(re.escape(c).replace("/", "\\/") if c != TAB else r"\x09" for c in prefix)
         grammar = grammar.replace(r"\x09", f"(?:{chars})")
     options: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
-    return _cached_lark(grammar, options) or Lark(grammar, transformer=_Lines(), **options)
-
-
-def _cached_lark(grammar: str, options: dict[str, Any]) -> Lark | None:
-    """The parser built once per grammar and kept by Lark in the cache folder, or None if it cannot be.
-
-    Building the LALR tables takes most of a second; loading them back, a few
-    milliseconds. The file name holds a hash of the grammar, the options and the
-    versions of Lark and Python; Lark checks the same inside the file. A new file
-    is written under a temporary name and renamed, so a parallel run never
-    reads half of one. The folder is :func:`buildport.grammars.parser_cache_dir`.
-    """
-    folder = parser_cache_dir()
-    if folder is None:
-        return None
-    import hashlib
-    import sys
-    import tempfile
-
-    import lark
-
-    key = hashlib.sha256(repr((grammar, sorted(options.items()), lark.__version__, sys.version)).encode())
-    target = folder / f"make-{key.hexdigest()[:24]}.lark"
-    try:
-        if target.is_file():
-            return Lark(grammar, transformer=_Lines(), cache=str(target), **options)
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".lark")
-        os.close(fd)
-        os.unlink(temp)  # Lark writes the file itself
-        try:
-            parser = Lark(grammar, transformer=_Lines(), cache=temp, **options)
-            os.replace(temp, target)
-        finally:
-            if os.path.exists(temp):
-                os.unlink(temp)
-        return parser
-    except OSError:
-        return None
+    parser: Lark = cached_lark("make", grammar, _Lines(), options)
+    return parser
 
 
 @lru_cache(maxsize=8)
