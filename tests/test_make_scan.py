@@ -32,6 +32,7 @@ from buildport.syntax.make_build import (
 from buildport.syntax.make_first import can_begin_with
 from buildport.syntax.make_nodes import SELECTABLE
 from buildport.syntax.make_reader import Reader
+from buildport.syntax import make_lark
 from buildport.syntax.make_scan import Tables, scan, tables
 from buildport.syntax.make_words import _BLANKS, skip_blanks
 from buildport.textio import decode
@@ -120,20 +121,20 @@ def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeyp
     monkeypatch.delenv("BUILDPORT_PARSER_CACHE", raising=False)
     grammar = make.grammar_text("make")
     options = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
-    built = cached_lark("make", grammar, make._Lines(), options)
+    built = cached_lark("make", grammar, make_lark._Lines(), options)
     files = list((tmp_path / "buildport" / "parsers").glob("*.lark"))
     assert len(files) == 1 and files[0].name.startswith("make-")
     assert not list((tmp_path / "buildport" / "parsers").glob(".tmp-*"))  # no temporary file left
-    loaded = cached_lark("make", grammar, make._Lines(), options)
+    loaded = cached_lark("make", grammar, make_lark._Lines(), options)
     assert list((tmp_path / "buildport" / "parsers").glob("*.lark")) == files
     text = "all: a\n\tcc -o $@ $^\nifdef X\ny := 1\nendif\n"
     assert scan(text, tables(loaded)) == scan(text, tables(built)) is not None
     assert loaded.parse(text) == built.parse(text)
     monkeypatch.setenv("BUILDPORT_PARSER_CACHE", "0")
-    assert scan(text, tables(cached_lark("make", grammar, make._Lines(), options))) == scan(text, tables(built))
+    assert scan(text, tables(cached_lark("make", grammar, make_lark._Lines(), options))) == scan(text, tables(built))
     assert list((tmp_path / "buildport" / "parsers").glob("*.lark")) == files  # built, and kept nowhere
     monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path / "elsewhere"))
-    cached_lark("make", grammar, make._Lines(), options)
+    cached_lark("make", grammar, make_lark._Lines(), options)
     assert len(list((tmp_path / "elsewhere").glob("make-*.lark"))) == 1
 
 
@@ -145,7 +146,7 @@ def test_an_unwritable_parser_cache_is_no_error(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     monkeypatch.delenv("BUILDPORT_PARSER_CACHE", raising=False)
     options = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
-    parser = cached_lark("make", make.grammar_text("make"), make._Lines(), options)
+    parser = cached_lark("make", make.grammar_text("make"), make_lark._Lines(), options)
     assert scan("x := 1\n", tables(parser)) is not None
 
 
@@ -414,3 +415,88 @@ def test_operator_start_equals_its_regex(body: str, op: str, start: int) -> None
     text = "xyz" + body + op
     found = _OPERATOR_AT_END.search(text, max(start, len(text) - 4), len(text))
     assert found is not None and found.start() == _operator_start(text, start, len(text))
+
+
+# ---------------------------------------------------------------- the tables kept as data
+
+_SAMPLES = [
+    "CC := nvcc\nall: a\n\t$(CC) -o a a.cu\n",
+    "ifdef X\ny := 1\nelse\ny := 2\nendif\n",
+    "define BODY\n  echo $(1)\nendef\n$(foreach s,$(SMS),$(eval F += -gencode arch=compute_$(s)))\n",
+    "include a.mk\n-include b.mk\nexport X ?= 1\noverride Y += 2\nvpath %.c src\n",
+    "a: b | c ; cmd\n\techo \\\n  more\n# comment \\\n  continued\n",
+    "X = $(subst a,b,$(patsubst %.c,%.o,$(wildcard *.c)))\r\ntarget: ; @:\r\n",
+]
+
+
+def test_tables_from_data_are_the_tables_lark_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from buildport.syntax.make_scan import table_data, tables_from_data
+
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    made = tables(make._parser(make.TAB))
+    data = table_data(made)
+    assert data is not None
+    loaded = tables_from_data(json.loads(json.dumps(data)))  # through JSON, as the cache keeps it
+    assert loaded.actions == made.actions
+    assert (loaded.start, loaded.end, loaded.newline) == (made.start, made.end, made.newline) == (
+        made.start, made.end, "NEWLINE")
+    for state, lexer in enumerate(made.lexers):
+        other = loaded.lexers[state]
+        assert (lexer is None) == (other is None)
+        if lexer is not None:
+            assert (other.pattern, other.flags) == (lexer.pattern, lexer.flags)  # type: ignore[union-attr]
+    fixtures = sorted(Path(__file__).parent.parent.glob("fixtures/make/*/input.mk"))
+    assert len(fixtures) > 10
+    for text in _SAMPLES + [p.read_text(encoding="utf-8", errors="surrogateescape") for p in fixtures]:
+        assert scan(text, loaded) == scan(text, made) == scan(text, tables(make._parser(make.TAB)))
+
+
+def test_a_grammar_that_needs_lark_s_lexer_is_not_kept_as_data() -> None:
+    from lark import Lark
+
+    from buildport.syntax.make_scan import table_data
+
+    assert table_data(tables(Lark(_KEYWORD_GRAMMAR, parser="lalr", lexer="contextual"), fuse=False)) is None
+
+
+@pytest.mark.parametrize("damage", ["", "{}", '{"actions": [], "lexers": [0], "patterns": [], "start": 0, "end": 1, "newline": null}'])
+def test_damaged_tables_are_derived_again(damage: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport.syntax.make_scan import cached_tables
+
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    first = cached_tables(make._grammar(make.TAB), lambda: make._parser(make.TAB))
+    [kept] = tmp_path.glob("make-tables-*.json")
+    kept.write_text(damage)
+    again = cached_tables(make._grammar(make.TAB), lambda: make._parser(make.TAB))
+    assert again.actions == first.actions and [scan(t, again) for t in _SAMPLES] == [scan(t, first) for t in _SAMPLES]
+    assert kept.read_text() != damage  # replaced
+
+
+MAKE_CODE = """
+import sys
+from buildport.syntax.errors import ParseError
+from buildport.syntax.make import parse_make
+print(str(parse_make("CC := nvcc\\nall:\\n\\t$(CC) -o a a.cu\\n", "Makefile")).count("nvcc"), "lark" in sys.modules)
+try:
+    parse_make("define X\\n  body\\n", "bad.mk")
+except ParseError as exc:
+    print(exc.line, exc.col, "lark" in sys.modules)
+"""
+
+
+def test_a_make_run_imports_lark_only_to_build_the_tables_or_word_an_error(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, BUILDPORT_PARSER_CACHE=str(tmp_path))
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", MAKE_CODE], capture_output=True, text=True, check=True,
+                              env=env, cwd=Path(__file__).parent.parent)
+        return done.stdout.splitlines()
+
+    assert run() == ["1 True", "1 1 True"]  # the first run builds the tables with Lark
+    assert run() == ["1 False", "1 1 True"]  # later runs read them; Lark still words the error

@@ -28,14 +28,11 @@ from __future__ import annotations
 import gc
 import re
 from functools import lru_cache
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
-from lark import Lark, Token, Transformer
-from lark.exceptions import UnexpectedInput, UnexpectedToken
-
-from buildport.grammars import cached_lark, grammar_text
+from buildport.grammars import grammar_text
 from buildport.syntax.errors import ParseError, position_of
-from buildport.syntax.make_build import IF_KEYWORDS, Record, conditional_parts
+from buildport.syntax.make_build import IF_KEYWORDS, conditional_parts
 from buildport.syntax.make_nodes import (
     Assignment,
     Blank,
@@ -52,7 +49,10 @@ from buildport.syntax.make_nodes import (
     Rule,
 )  # fmt: skip
 from buildport.syntax.make_reader import Reader
-from buildport.syntax.make_scan import Tables, scan, tables
+from buildport.syntax.make_scan import Tables, cached_tables, scan
+
+if TYPE_CHECKING:  # Lark is imported only to word an error, or to build the tables once
+    from lark import Lark
 from buildport.syntax.make_words import (
     Reference,
     Span,
@@ -75,40 +75,28 @@ _RECIPEPREFIX = re.compile(
 _STRAY_ENDEF = re.compile(r"(?:[ \t]|\\\r?\n)*endef(?:[ \t]|\\\r?\n|\Z)")
 
 
-def _tokens(children: list[Any]) -> list[Any]:
-    """Lark's tokens as the builder's ``(kind, start, end)`` tuples; define records stay."""
-    return [(c.type, c.start_pos, c.end_pos) if isinstance(c, Token) else c for c in children]
-
-
-class _Lines(Transformer[Token, Any]):
-    """Parser callbacks: lines stay a flat run of tokens (the builder cuts it at
-    newlines); a define block becomes one record."""
-
-    def start(self, children: list[Any]) -> list[Any]:
-        return _tokens(children)
-
-    def define(self, children: list[Any]) -> Record:
-        return ("define", _tokens(children))
-
-    def nested_define(self, children: list[Any]) -> Record:
-        return ("nested_define", _tokens(children))
-
-
-@lru_cache(maxsize=8)
-def _parser(prefix: str) -> Lark:
-    """The parser for one set of recipe-prefix characters (normally just a tab)."""
+def _grammar(prefix: str) -> str:
+    """The grammar for one set of recipe-prefix characters (normally just a tab)."""
     grammar = grammar_text("make")
     if prefix != TAB:
         chars = "|".join(re.escape(c).replace("/", "\\/") if c != TAB else r"\x09" for c in prefix)
         grammar = grammar.replace(r"\x09", f"(?:{chars})")
-    options: dict[str, Any] = {"parser": "lalr", "lexer": "contextual", "maybe_placeholders": False}
-    parser: Lark = cached_lark("make", grammar, _Lines(), options)
-    return parser
+    return grammar
+
+
+@lru_cache(maxsize=8)
+def _parser(prefix: str) -> Lark:
+    """Lark's parser for one set of recipe-prefix characters (:mod:`buildport.syntax.make_lark`)."""
+    from buildport.syntax.make_lark import lark_parser
+
+    return lark_parser(_grammar(prefix))
 
 
 @lru_cache(maxsize=8)
 def _tables(prefix: str) -> Tables:
-    return tables(_parser(prefix))
+    """The fast path's tables, kept in the parser cache as data (:func:`buildport.syntax.make_scan.cached_tables`):
+    a run whose Makefiles all parse never imports Lark."""
+    return cached_tables(_grammar(prefix), lambda: _parser(prefix))
 
 
 def warm_up() -> None:
@@ -159,10 +147,9 @@ def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
     try:
         scanned = scan(text, _tables(prefix), _CHECKED) if fast else None
         if scanned is None:
-            try:
-                children = cast("list[Any]", _parser(prefix).parse(text))  # `_Lines.start` gives a list
-            except UnexpectedInput as exc:
-                raise _lark_error(text, exc, path) from None
+            from buildport.syntax.make_lark import read
+
+            children = read(_parser(prefix), text, path)
             checked = [i for i, item in enumerate(children) if item[0] in _CHECKED]
         else:
             children, checked = scanned
@@ -177,28 +164,6 @@ def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
 def _error(text: str, offset: int, message: str, path: str) -> ParseError:
     line, col, source_line = position_of(text, offset)
     return ParseError(message, line, col, source_line, path)
-
-
-def _lark_error(text: str, exc: UnexpectedInput, path: str) -> ParseError:
-    if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
-        define = _open_define(exc)
-        if define is not None:
-            return _error(text, define, "missing 'endef', unterminated 'define'", path)
-    offset = getattr(exc, "pos_in_stream", None)
-    if isinstance(exc, UnexpectedToken) and exc.token.start_pos is not None:
-        offset = exc.token.start_pos
-    # The grammar accepts every line; this is a gap in it, not in the input.
-    return _error(text, offset if isinstance(offset, int) else len(text), "cannot read this line", path)
-
-
-def _open_define(exc: UnexpectedToken) -> int | None:
-    """Where the outermost unterminated define starts, from the parser's stack."""
-    parser = exc.interactive_parser
-    stack = parser.parser_state.value_stack if parser is not None else []
-    for value in stack:
-        if isinstance(value, Token) and value.type == "DEFINE_KW":
-            return skip_blanks(str(value), 0, len(value)) + (value.start_pos or 0)
-    return None
 
 
 def _valid_condition(line: Conditional) -> bool:

@@ -11,7 +11,7 @@ the same text with the same pieces taken from the compiled Lark parser:
 * the LALR action table (shift, or reduce by a rule of some length).
 
 It gives the same flat run of tokens, with one ``(kind, children)`` record per
-``define`` block, that the Lark parser with ``make._Lines`` gives, or None
+``define`` block, that the Lark parser with ``make_lark._Lines`` gives, or None
 where the Lark parser would raise: the caller then runs Lark to get the
 positioned error. Nothing about the language lives here.
 
@@ -20,6 +20,10 @@ one terminal (the line break) can begin with ``\\n``, every state's lexer either
 reads a ``\\n`` as that terminal or fails there. Each token's pattern is then
 followed by an optional line break in the same regular expression, so a line
 and the break after it take one match instead of two.
+
+The tables are kept in the parser cache as data (:func:`cached_tables`) and
+each state's alternation as its compiled program (:mod:`buildport.compiled`):
+a process that finds them there reads Makefiles without importing Lark.
 """
 
 from __future__ import annotations
@@ -29,16 +33,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Union
-
-from lark import Lark
-from lark.lexer import _create_unless
-from lark.parsers.lalr_analysis import Shift
+from typing import TYPE_CHECKING, Any, Union
 
 from buildport import compiled
 from buildport.grammars import cached_json
 from buildport.syntax import make_first
 from buildport.syntax.make_first import parsed_can_begin_with
+
+if TYPE_CHECKING:  # Lark is imported only where tables are taken out of its parser
+    from lark import Lark
 
 #: Match one token at an offset (a compiled alternation's bound ``match``).
 Matcher = Callable[[str, int], "re.Match[str] | None"]
@@ -171,6 +174,8 @@ def tables(parser: Lark, fuse: bool = True, eager: bool = False) -> Tables:
     token) raises ``ValueError``. Met lazily, such a state rejects every token,
     so the caller falls back to Lark, which is right though slow.
     """
+    from lark.parsers.lalr_analysis import Shift
+
     frontend: Any = parser.parser
     table = frontend.parser.parser.parse_table
     count = max(table.states) + 1
@@ -199,7 +204,8 @@ def tables(parser: Lark, fuse: bool = True, eager: bool = False) -> Tables:
             continue
         key = tuple(t.name for t in lexer.terminals)  # Lark's order; the scanner is not built yet
         if key not in shared:
-            shared[key] = _Lazy(lexer, suffix, plain)
+            alternation = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()}){suffix or ''}" for t in lexer.terminals)
+            shared[key] = _Lazy(alternation, lexer.g_regex_flags, None if plain else lexer)
         lexers[state] = shared[key]
         if eager:
             lexers[state] = shared[key](strict=True)
@@ -226,6 +232,8 @@ def _grammar_facts(parser: Lark) -> tuple[str | None, bool]:
     def derive() -> list[Any]:
         # Lark gives a lexer callbacks where a string terminal is also matched by a regex terminal of
         # the same priority; if no pair of the whole grammar is such, no state's subset is either.
+        from lark.lexer import _create_unless
+
         unless = _create_unless(list(parser.terminals), flags, re, False)[1]  # type: ignore[no-untyped-call]
         return [_line_break(parser), not unless]
 
@@ -265,16 +273,15 @@ class _Lazy:
     """A state's alternation, compiled when first needed: the terminals in Lark's order, each
     followed by an optional line break when fused. States that share a terminal set share one.
 
-    With ``plain`` (no lexer callbacks anywhere in the grammar, proved once for
-    all states by :func:`tables`) the alternation is compiled here alone;
-    otherwise Lark's own scanner for the state is built first to see whether
-    this loop can read it.
+    ``lexer``: Lark's lexer for the state, where the grammar has lexer callbacks
+    somewhere (see :func:`tables`); its scanner is then built first to see
+    whether this loop can read the state. None for a grammar proved plain.
     """
 
-    def __init__(self, lexer: Any, suffix: str | None, plain: bool) -> None:
+    def __init__(self, pattern: str, flags: int, lexer: Any = None) -> None:
+        self.pattern = pattern
+        self.flags = flags
         self.lexer = lexer
-        self.suffix = suffix
-        self.plain = plain
         self.matcher: Matcher | None = None
 
     def __call__(self, strict: bool = False) -> Matcher:
@@ -282,13 +289,11 @@ class _Lazy:
             lexer = self.lexer
             supported = True
             matcher: Matcher = _reject_all
-            if not self.plain:
+            if lexer is not None:
                 scanner = lexer.scanner
                 supported = not lexer.callback and len(scanner._mres) == 1
             if supported:
-                suffix = self.suffix or ""
-                pattern = "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()}){suffix}" for t in lexer.terminals)
-                matcher = compiled.pattern(pattern, lexer.g_regex_flags).match  # kept compiled across runs
+                matcher = compiled.pattern(self.pattern, self.flags).match  # kept compiled across runs
                 supported = matcher("", 0) is None
             if not supported:
                 if strict:
@@ -296,6 +301,77 @@ class _Lazy:
                 matcher = _reject_all
             self.matcher = matcher
         return self.matcher
+
+
+# --- the tables as data, kept in the parser cache -----------------------------------
+
+
+def cached_tables(grammar: str, parser: Callable[[], Lark]) -> Tables:
+    """:func:`tables` of the parser of ``grammar`` (``parser()`` builds it), kept in the parser cache
+    as data: a process that finds them there imports no Lark. Tables of a grammar that is not
+    plain (lexer callbacks) are not kept."""
+    built: list[Tables] = []
+
+    def derive() -> dict[str, Any] | None:
+        built.append(tables(parser()))
+        return table_data(built[0])
+
+    material = grammar.encode("utf-8", "surrogatepass") + _deriving_code()
+    data = cached_json("make-tables", material, derive, _valid_data)
+    if built:
+        return built[0]
+    return tables_from_data(data) if data is not None else tables(parser())
+
+
+def table_data(made: Tables) -> dict[str, Any] | None:
+    """What ``made`` (fresh from :func:`tables`) holds, as JSON values; None if a state needs Lark's
+    lexer to tell whether this loop can read it."""
+    lazies: dict[int, _Lazy] = {}
+    for lexer in made.lexers:
+        if lexer is not None:
+            if not isinstance(lexer, _Lazy) or lexer.lexer is not None:
+                return None
+            lazies.setdefault(id(lexer), lexer)
+    number = {key: i for i, key in enumerate(lazies)}
+    return {
+        "actions": made.actions,
+        "lexers": [None if lexer is None else number[id(lexer)] for lexer in made.lexers],
+        "patterns": [[lazy.pattern, int(lazy.flags)] for lazy in lazies.values()],
+        "start": made.start,
+        "end": made.end,
+        "newline": made.newline,
+    }
+
+
+def tables_from_data(data: dict[str, Any]) -> Tables:
+    """The :class:`Tables` :func:`table_data` describes, each state's lexer compiled when first met."""
+    shared = [_Lazy(pattern, flags) for pattern, flags in data["patterns"]]
+    actions: list[dict[str, Action]] = [
+        {name: action if type(action) is int else tuple(action) for name, action in row.items()}
+        for row in data["actions"]
+    ]
+    lexers: list[Matcher | Callable[[], Matcher] | None] = [
+        None if index is None else shared[index] for index in data["lexers"]
+    ]
+    return Tables(actions, lexers, data["start"], data["end"], data["newline"])
+
+
+def _valid_data(found: object) -> bool:
+    if not isinstance(found, dict):
+        return False
+    try:
+        patterns, actions, lexers = found["patterns"], found["actions"], found["lexers"]
+        return (
+            isinstance(found["start"], int) and isinstance(found["end"], int)
+            and (found["newline"] is None or isinstance(found["newline"], str))
+            and isinstance(actions, list) and isinstance(lexers, list) and len(actions) == len(lexers)
+            and all(isinstance(row, dict) for row in actions)
+            and all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], int)
+                    for p in patterns)
+            and all(i is None or (isinstance(i, int) and 0 <= i < len(patterns)) for i in lexers)
+        )  # fmt: skip
+    except (KeyError, TypeError):
+        return False
 
 
 def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tuple[list[Any], list[int]] | None:
