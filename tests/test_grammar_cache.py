@@ -65,16 +65,33 @@ except ParseError as exc:
 """
 
 
+MAKE_CODE = """
+import sys
+from buildport.syntax.errors import ParseError
+from buildport.syntax.make import parse_make
+print(str(parse_make("CC := nvcc\\nall:\\n\\t$(CC) -o a a.cu\\n", "Makefile")).count("nvcc"), "lark" in sys.modules)
+try:
+    parse_make("define X\\n  body\\n", "bad.mk")
+except ParseError as exc:
+    print(exc.line, exc.col, "lark" in sys.modules)
+"""
+
+
+def _printed(code: str, cache: Path) -> list[str]:
+    """What ``code`` prints in a fresh process with ``cache`` as the parser cache."""
+    env = dict(os.environ, BUILDPORT_PARSER_CACHE=str(cache))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO, env=env)
+    return done.stdout.splitlines()
+
+
 def test_a_cmake_run_imports_lark_only_to_derive_the_terminals_or_report_an_error(tmp_path: Path) -> None:
-    env = dict(os.environ, BUILDPORT_PARSER_CACHE=str(tmp_path))
+    assert _printed(CODE, tmp_path) == ["True", "1 9 True"]  # the first run derives the terminals with Lark
+    assert _printed(CODE, tmp_path) == ["False", "1 9 True"]  # later runs read them; Lark still words the error
 
-    def run() -> list[str]:
-        done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True, cwd=REPO,
-                              env=env)
-        return done.stdout.splitlines()
 
-    assert run() == ["True", "1 9 True"]  # the first run derives the terminals with Lark
-    assert run() == ["False", "1 9 True"]  # later runs read them; Lark still words the error
+def test_a_make_run_imports_lark_only_to_build_the_tables_or_word_an_error(tmp_path: Path) -> None:
+    assert _printed(MAKE_CODE, tmp_path) == ["1 True", "1 1 True"]  # the first run builds the tables with Lark
+    assert _printed(MAKE_CODE, tmp_path) == ["1 False", "1 1 True"]  # later runs read them as data
 
 
 def test_make_scan_facts_are_kept_and_are_what_the_grammar_proves(

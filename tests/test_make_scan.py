@@ -472,31 +472,3 @@ def test_damaged_tables_are_derived_again(damage: str, tmp_path: Path, monkeypat
     again = cached_tables(make._grammar(make.TAB), lambda: make._parser(make.TAB))
     assert again.actions == first.actions and [scan(t, again) for t in _SAMPLES] == [scan(t, first) for t in _SAMPLES]
     assert kept.read_text() != damage  # replaced
-
-
-MAKE_CODE = """
-import sys
-from buildport.syntax.errors import ParseError
-from buildport.syntax.make import parse_make
-print(str(parse_make("CC := nvcc\\nall:\\n\\t$(CC) -o a a.cu\\n", "Makefile")).count("nvcc"), "lark" in sys.modules)
-try:
-    parse_make("define X\\n  body\\n", "bad.mk")
-except ParseError as exc:
-    print(exc.line, exc.col, "lark" in sys.modules)
-"""
-
-
-def test_a_make_run_imports_lark_only_to_build_the_tables_or_word_an_error(tmp_path: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = dict(os.environ, BUILDPORT_PARSER_CACHE=str(tmp_path))
-
-    def run() -> list[str]:
-        done = subprocess.run([sys.executable, "-c", MAKE_CODE], capture_output=True, text=True, check=True,
-                              env=env, cwd=Path(__file__).parent.parent)
-        return done.stdout.splitlines()
-
-    assert run() == ["1 True", "1 1 True"]  # the first run builds the tables with Lark
-    assert run() == ["1 False", "1 1 True"]  # later runs read them; Lark still words the error
