@@ -94,31 +94,28 @@ def test_a_make_run_imports_lark_only_to_build_the_tables_or_word_an_error(tmp_p
     assert _printed(MAKE_CODE, tmp_path) == ["1 False", "1 1 True"]  # later runs read them as data
 
 
-def test_make_scan_facts_are_kept_and_are_what_the_grammar_proves(
+def test_make_scan_facts_are_what_the_grammar_proves_and_are_kept_with_the_tables(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from buildport.syntax import make, make_scan
 
     monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
     parser = make._parser(make.TAB)
-    first = make_scan._grammar_facts(parser)
-    [kept] = tmp_path.glob("make-scan-facts-*.json")
-    assert first == (make_scan._line_break(parser), True) == tuple(json.loads(kept.read_text()))
-    assert first[0] == "NEWLINE"
-    for damage in ("", "[1]", '["NEWLINE", "yes"]', "{}"):
-        kept.write_text(damage)
-        assert make_scan._grammar_facts(parser) == first  # derived again
-        assert tuple(json.loads(kept.read_text())) == first
+    assert make_scan._grammar_facts(parser) == (make_scan._line_break(parser), True) == ("NEWLINE", True)
     assert make_scan.tables(parser).newline == "NEWLINE"
+    make_scan.cached_tables(make._grammar(make.TAB), lambda: parser)
+    [kept] = tmp_path.glob("make-tables-*.json")
+    assert json.loads(kept.read_text())["newline"] == "NEWLINE"
+    assert make_scan.cached_tables(make._grammar(make.TAB), lambda: parser).newline == "NEWLINE"  # read back
 
 
-def test_make_scan_facts_depend_on_the_terminals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_make_tables_depend_on_the_grammar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from buildport.syntax import make, make_scan
 
     monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
-    make_scan._grammar_facts(make._parser(make.TAB))
-    make_scan._grammar_facts(make._parser(" "))  # another recipe prefix: other terminals
-    assert len(list(tmp_path.glob("make-scan-facts-*.json"))) == 2
+    for prefix in (make.TAB, " "):  # another recipe prefix: other terminals
+        make_scan.cached_tables(make._grammar(prefix), lambda: make._parser(prefix))
+    assert len(list(tmp_path.glob("make-tables-*.json"))) == 2
 
 
 def test_the_cmake_reference_parser_is_kept_and_words_errors_the_same(

@@ -50,9 +50,6 @@ from buildport.syntax.make_nodes import (
 )  # fmt: skip
 from buildport.syntax.make_reader import Reader
 from buildport.syntax.make_scan import Tables, cached_tables, scan
-
-if TYPE_CHECKING:  # Lark is imported only to word an error, or to build the tables once
-    from lark import Lark
 from buildport.syntax.make_words import (
     Reference,
     Span,
@@ -60,6 +57,9 @@ from buildport.syntax.make_words import (
     iter_words,
     skip_blanks,
 )
+
+if TYPE_CHECKING:  # Lark is imported only to word an error, or to build the tables once
+    from lark import Lark
 
 __all__ = [
     "Assignment", "Blank", "Comment", "Conditional", "Define", "Directive", "Expansion",

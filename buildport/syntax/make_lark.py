@@ -56,7 +56,6 @@ class _Lines(Transformer[Token, Any]):
         return ("nested_define", _tokens(children))
 
 
-
 def _lark_error(text: str, exc: UnexpectedInput, path: str) -> ParseError:
     if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
         define = _open_define(exc)

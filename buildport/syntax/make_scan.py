@@ -219,35 +219,19 @@ def _reject_all(_text: str, _pos: int) -> None:
 
 def _grammar_facts(parser: Lark) -> tuple[str | None, bool]:
     """What :func:`tables` proves from the terminals: the line break that can be fused
-    (:func:`_line_break`), and whether none of them makes Lark give its lexer a callback.
+    (:func:`_line_break`), and whether none of them makes Lark give its lexer a callback
+    (both are kept with the tables, see :func:`cached_tables`)."""
+    # Lark gives a lexer callbacks where a string terminal is also matched by a regex terminal of
+    # the same priority; if no pair of the whole grammar is such, no state's subset is either.
+    from lark.lexer import _create_unless
 
-    Both take ``re``'s parser over every terminal (a tenth of a second for the make
-    grammar), so they are kept in the parser cache, under a hash of the terminals
-    and of the code that derives them.
-    """
-    flags = parser.lexer_conf.g_regex_flags
-    terminals = [(t.name, type(t.pattern).__name__, t.pattern.to_regexp(), t.priority) for t in parser.terminals]
-    material = repr((terminals, flags)).encode("utf-8", "surrogatepass") + _deriving_code()
-
-    def derive() -> list[Any]:
-        # Lark gives a lexer callbacks where a string terminal is also matched by a regex terminal of
-        # the same priority; if no pair of the whole grammar is such, no state's subset is either.
-        from lark.lexer import _create_unless
-
-        unless = _create_unless(list(parser.terminals), flags, re, False)[1]  # type: ignore[no-untyped-call]
-        return [_line_break(parser), not unless]
-
-    def valid(found: object) -> bool:
-        return (isinstance(found, list) and len(found) == 2 and isinstance(found[1], bool)
-                and (found[0] is None or isinstance(found[0], str)))
-
-    line_break, plain = cached_json("make-scan-facts", material, derive, valid)
-    return line_break, plain
+    unless = _create_unless(list(parser.terminals), parser.lexer_conf.g_regex_flags, re, False)[1]  # type: ignore[no-untyped-call]
+    return _line_break(parser), not unless
 
 
 @lru_cache(maxsize=1)
 def _deriving_code() -> bytes:
-    """The text of the modules that derive the facts (empty where it cannot be read): part of their key."""
+    """The text of the modules that derive the tables (empty where it cannot be read): part of their key."""
     out = b""
     for name in (__file__, make_first.__file__):
         try:
