@@ -5,10 +5,11 @@ make parser's lexers, a dozen alternations of up to 14 KB each, take a quarter
 of a second, paid again by every process that reads a Makefile (each worker of
 a ``--jobs`` run). What ``re`` makes of a pattern is a program, a list of
 integers, that ``_sre.compile`` turns into a pattern object in microseconds.
-:func:`pattern` keeps that program in the parser cache (see
-:func:`buildport.grammars.parser_cache_dir`), in a JSON file named by a hash
-of the pattern, its flags and the interpreter (its version and ``_sre.MAGIC``,
-the version of the program format), and builds the pattern from it when found.
+:func:`pattern` keeps that program in the parser cache
+(:func:`buildport.grammars.cached_json`), in a JSON file named by a hash of the
+pattern, its flags and the interpreter (its version and ``_sre.MAGIC``, the
+version of the program format; Lark's too, as for everything in that cache), and
+builds the pattern from it when found.
 
 The pattern object is the one ``re.compile`` returns: patterns compare equal
 when their text, flags and program do, which ``tests/test_compiled.py`` checks.
@@ -19,14 +20,11 @@ these internals, this is ``re.compile``.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import re
-import sys
 from typing import Any
 
-from buildport.atomic import read_json, write_json
-from buildport.grammars import parser_cache_dir
+from buildport.grammars import cached_json
 
 _sre: Any
 _compiler: Any
@@ -41,24 +39,23 @@ except ImportError:  # another interpreter: re alone
 
 def pattern(text: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(text, flags)``, built from the program kept for it when there is one."""
-    folder = parser_cache_dir()
-    if folder is None or _sre is None:
+    if _sre is None:
         return re.compile(text, flags)
-    key = hashlib.sha256(f"{sys.version}\0{_sre.MAGIC}\0{int(flags)}\0{text}".encode("utf-8", "surrogatepass"))
-    target = folder / f"re-{key.hexdigest()[:32]}.json"
-    stored = read_json(target)
-    if isinstance(stored, dict):
+    built: list[re.Pattern[str]] = []
+
+    def usable(found: object) -> bool:  # a program this interpreter's _sre accepts
         try:
-            return _built(text, stored)
-        except (KeyError, TypeError, ValueError, RuntimeError):  # not a program of this interpreter's
-            pass
+            built.append(_built(text, found))  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError, RuntimeError):
+            return False
+        return True
+
+    material = f"{_sre.MAGIC}\0{int(flags)}\0{text}".encode("utf-8", "surrogatepass")
     try:
-        program = _program(text, flags)
-        compiled = _built(text, program)
+        program = cached_json("re", material, lambda: _program(text, flags), usable)
+        return built[-1] if built else _built(text, program)
     except (AttributeError, TypeError, ValueError, RuntimeError):  # re's internals are not what they were
         return re.compile(text, flags)
-    write_json(target, program)  # a cache that cannot be written costs the next run the compile
-    return compiled
 
 
 def _program(pattern: str, flags: int) -> dict[str, Any]:
