@@ -304,7 +304,8 @@ def cached_tables(grammar: str, parser: Callable[[], Lark]) -> Tables:
     data = cached_json("make-tables", material, derive, _valid_data)
     if built:
         return built[0]
-    return tables_from_data(data) if data is not None else tables(parser())
+    assert data is not None  # read back: _valid_data accepts no other
+    return tables_from_data(data)
 
 
 def table_data(made: Tables) -> dict[str, Any] | None:
