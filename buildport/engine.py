@@ -7,6 +7,7 @@ never silently written.
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
@@ -86,28 +87,22 @@ def port_make(
     flag variables of an included common.mk); without it the file is read alone.
     ``tree`` is ``text`` already parsed (by the same path), if it is.
     """
-    # the make parser and passes load with the first Makefile: a CMake run never needs them
-    from buildport.passes.make import MakeContext, port_lines, report_platform
-    from buildport.passes.make_facts import gather
-    from buildport.passes.make_prescan import may_hold_rule_words
-    from buildport.passes.make_prelude import prelude, prelude_offset
-    from buildport.syntax.make import parse_make
-
+    make = _make()
     options = options or Options()
     if tree is None or tree.source != text:
-        tree = parse_make(text, path)
+        tree = make.parse_make(text, path)
     if facts is None:
         facts = MakeFacts()
-        if may_hold_rule_words(text):  # otherwise the file alone defines no variable the rules use
-            gather(tree, facts)
-    ctx = MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH), facts=facts)
-    port_lines(ctx)
-    report_platform(ctx)
-    merged = _merged(ctx.edits)
-    new = _applied(text, merged)
-    head = prelude(ctx, new)
-    if head and new != text:
-        origin, after_root = prelude_offset(tree)
+        if make.may_hold_rule_words(text):  # otherwise the file alone defines no variable the rules use
+            make.gather(tree, facts)
+    ctx = make.MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH), facts=facts)
+    make.port_lines(ctx)
+    make.report_platform(ctx)
+    merged = _merged(ctx.edits) if ctx.edits else []
+    new = _applied(text, merged) if merged else text
+    head = make.prelude(ctx, new) if new != text else ""  # an unchanged file needs no toolchain variables
+    if head:
+        origin, after_root = make.prelude_offset(tree)
         at = _shifted(origin, merged)
         newline = "\r\n" if "\r\n" in text else "\n"
         block = head.replace("\n", newline) + newline
@@ -127,6 +122,29 @@ def port_make(
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
         result.rerun = again
     return result
+
+
+class _MakeModules:
+    """The make parser and passes, loaded with the first Makefile (a CMake run never needs them)."""
+
+    def __init__(self) -> None:
+        from buildport.passes.make import MakeContext, port_lines, report_platform
+        from buildport.passes.make_facts import gather
+        from buildport.passes.make_prescan import may_hold_rule_words
+        from buildport.passes.make_prelude import prelude, prelude_offset
+        from buildport.syntax.make import parse_make
+
+        self.MakeContext = MakeContext
+        self.port_lines, self.report_platform = port_lines, report_platform
+        self.gather, self.may_hold_rule_words = gather, may_hold_rule_words
+        self.prelude, self.prelude_offset = prelude, prelude_offset
+        self.parse_make = parse_make
+
+
+@functools.cache
+def _make() -> _MakeModules:
+    """The make modules, imported once (an import statement run per file costs microseconds)."""
+    return _MakeModules()
 
 
 def _shifted(offset: int, merged: list[tuple[int, int, str]]) -> int:

@@ -68,6 +68,10 @@ POSITIVE = [
     ("make-library-unported", MAKE, "LIBS := -lnppc\n", "-lnppc", False),
     ("make-platform", MAKE, "include ./findcudalib.mk\n", "include", False),
     ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
+    ("make-c-source", MAKE, "CC := nvcc\nx.o: x.c x.h\n", "x.o", False),  # make's built-in rule runs $(CC)
+    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n.c.o:\n\t$(NVCC) -c $<\n", ".c.o", False),
+    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c ; $(NVCC) -c x.c\n", "x.o", False),
+    ("make-c-source", MAKE, "x.o: x.c\n# built by\n\n\t@$(HIPCC) -c x.c\n", "x.o", False),
     ("nvcc-flag", MAKE, "NVCCFLAGS := -O2 --default-stream bogus\n", "--default-stream", False),
     ("nvcc-phase", MAKE, "NVCCFLAGS := -ptx\n", "-ptx", False),
     ("build-nvcc", CMAKE, "execute_process(COMMAND nvcc --version)\n", "nvcc", False),
@@ -96,6 +100,9 @@ NOOP = [
     ("build-cuda-name", MAKE, "NVCCFLAGS := -O2\n"),
     ("make-library", MAKE, "LIBS := -lm -lpthread\n"),
     ("make-compiler", MAKE, "a: a.c\n\tgcc -o a a.c\n"),
+    ("make-c-source", MAKE, "x.o: x.c\n\tgcc -c x.c\n"),  # no GPU compiler anywhere
+    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n\t$(CC) -c x.c\nk.o: k.cu\n\t$(NVCC) -c k.cu\n"),
+    ("make-c-source", MAKE, "NVCC := nvcc\nCC := nvcc\nx.o: x.c\n%.o: %.c\n\tgcc -c $<\n"),
 ]
 
 
@@ -111,6 +118,13 @@ def test_rule_fires_at_needle(rule: str, kind: str, text: str, needle: str, fixa
 @pytest.mark.parametrize("rule, kind, text", NOOP, ids=[f"{c[0]}-{i}" for i, c in enumerate(NOOP)])
 def test_lookalike_is_quiet(rule: str, kind: str, text: str) -> None:
     assert found(text, kind, rule) == []
+
+
+def test_a_c_file_a_pattern_rule_builds_is_reported_at_the_pattern_rule_alone() -> None:
+    text = "NVCC := nvcc\nx.o: x.c x.h\ny.o: y.c\n$(OBJS): %.o: %.c\n\t$(NVCC) -c $<\n"
+    audited = audit_text(text, "t", MAKE)
+    assert audited is not None
+    assert [(f.line, f.col) for f in audited.findings if f.rule == "make-c-source"] == [(4, 1)]
 
 
 def test_every_build_rule_has_a_positive_case() -> None:

@@ -280,3 +280,50 @@ def test_one_file_gathered_alone_gives_what_it_gave_before() -> None:
     assert facts.compiler_vars == {"NVCC", "CUDA_CC"}
     assert facts.flag_vars == {"GPU_FLAGS", "ARCH_FLAGS"}
     assert not facts.host_links
+
+
+# ---------------------------------------------------------------- the searches' shortcuts
+
+
+def _raw_hits(text: str) -> tuple[list[int], list[int]]:
+    links = frozenset(library_rules.BY_LINK_NAME)
+    lowered = text.lower()
+    return ([m.start() for m in make_prescan._static(links).finditer(lowered)],
+            [m.start() for m in make_prescan._NAMES.finditer(lowered)])  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(cuda_makefiles() | st.text(alphabet="abcdefghijklmnopqrstuvwxyz_CUDANVG .-$()\n\t", max_size=60))
+def test_a_quiet_text_is_one_neither_search_finds_a_word_in(text: str) -> None:
+    static, names = _raw_hits(text)
+    quiet = make_prescan.quiet(text, frozenset(library_rules.BY_LINK_NAME))
+    assert quiet == (not static and not names)
+    if quiet:
+        assert Prescan(text).hits == [] and Names(text).hits == []
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_quiet_agrees_with_both_searches_on_fixtures(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    static, names = _raw_hits(text)
+    assert make_prescan.quiet(text, frozenset(library_rules.BY_LINK_NAME)) == (not static and not names)
+
+
+def test_a_text_whose_case_folding_shifts_offsets_is_never_quiet() -> None:
+    links = frozenset(library_rules.BY_LINK_NAME)
+    assert not make_prescan.quiet("A = \u0130\n", links)  # İ lower-cases to two characters
+    assert not make_prescan.quiet("A = \u017f\n", links)  # ſ, which a case-insensitive pattern reads as s
+    assert make_prescan.quiet("A = 1\n", links)
+
+
+def test_root_paths_looks_only_at_words_that_can_hold_a_root() -> None:
+    from buildport.passes.make_facts import _LITERAL_MARK, _ROOT_MARK, root_paths
+
+    assert all(_ROOT_MARK in name for name in ROOT_VARIABLES)
+    for literal in ("/usr/local/cuda", "/usr/local/cuda-12.4", "/opt/cuda"):
+        found = CUDA_ROOT_LITERAL.search("-I" + literal + "/include")
+        assert found is not None and _LITERAL_MARK in found.group()
+    for word in ("-I$(CUDA_PATH)/include", "-L/usr/local/cuda/lib64", "${CUDA_HOME}", "-O2", "$(CXX)", "-lm"):
+        with disabled():
+            expected = root_paths(word)
+        assert root_paths(word) == expected

@@ -19,6 +19,7 @@ from buildport.syntax.make import (
     Line,
     MakeFile,
     Other,
+    RecipeLine,
     Rule,
     parse_make,
 )
@@ -326,6 +327,39 @@ def test_the_lines_that_hold_given_offsets(path: Path) -> None:
             built.lines
             assert list(built.lines_at(offsets, classes)) == expected
     assert list(parse_make(text).lines_at(None, some_classes)) == list(parse_make(text).select(some_classes))
+
+
+def _recipe_after(lines: list[Line], i: int) -> list[Line]:
+    """What make reads as the recipe of the rule ``lines[i]``, from the whole list."""
+    out = []
+    for line in lines[i + 1 :]:
+        if isinstance(line, RecipeLine):
+            out.append(line)
+        elif not isinstance(line, (Blank, Comment, Conditional)):
+            break
+    return out
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_the_recipe_lines_of_a_rule(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    lines = parse_make(text).lines
+    lazy, built = parse_make(text), parse_make(text)
+    built.lines
+    for i, line in enumerate(lines):
+        if isinstance(line, Rule):
+            expected = _recipe_after(lines, i)
+            assert lazy.recipe_lines(line) == expected == built.recipe_lines(line)
+    assert not lazy.built
+
+
+def test_a_recipe_goes_on_through_comments_blanks_and_conditionals() -> None:
+    text = "a: b\n# c\n\n\tone\nifdef X\n\ttwo\nendif\n\tthree\nX = 1\n\tfour\nc: d\n"
+    makefile = parse_make(text)
+    rule = next(iter(makefile.select(frozenset({Rule}))))
+    assert [line.command_text for line in makefile.recipe_lines(rule)] == ["one", "two", "three"]
+    last = list(makefile.select(frozenset({Rule})))[-1]
+    assert makefile.recipe_lines(last) == []
 
 
 def test_an_offset_in_a_comment_or_a_line_break_selects_no_line() -> None:

@@ -20,6 +20,7 @@ from buildport.passes.make_prescan import Names, Prescan, skipping
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import (
     FLAG_VARIABLE,
+    HIPCC_WORD,
     NVCC_WORD,
     PLATFORM_HINTS,
     PRELUDE,
@@ -60,6 +61,7 @@ class MakeContext:
     root_defined: bool = False
     depth: int = 0  # conditional nesting of the line being ported
     names: Names | None = None  # where the names of variables the rules read by name may be
+    c_pattern: bool | None = None  # whether the file has a pattern rule (with a recipe) for .c files
 
     def name_scan(self) -> Names:
         if self.names is None:
@@ -314,9 +316,10 @@ def _foreach_arch(word: str) -> bool:
 
 def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool = False) -> str:
     """One word: -Xcompiler prefixes, paths, libraries, the nvcc command itself."""
-    m = _ADDPREFIX_XCOMPILER.match(word)
-    if m:
-        return m.group(1)
+    if word.startswith(("$(addprefix", "${addprefix")):  # what the pattern begins with
+        m = _ADDPREFIX_XCOMPILER.match(word)
+        if m:
+            return m.group(1)
     if flags and word.startswith(("$(foreach", "${foreach")) and _foreach_arch(word):
         ctx.report(offset, "make-arch", Severity.INFO, "per-architecture -gencode loop → $(HIP_ARCH_FLAGS)",
                    fixable=True, replacement=_HIP_ARCH)
@@ -330,7 +333,7 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         return _library(ctx, new, offset)
     if new != word:
         ctx.report(offset, "make-path", Severity.INFO, f"{word} → {new}", fixable=True, replacement=new)
-    if _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) and not flags \
+    if new.startswith("-I$") and not flags and _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) \
             and "__HIP_PLATFORM_AMD__" not in ctx.text:
         # a host compiler that includes hip/hip_runtime.h must say which platform it targets
         return f"{new} -D__HIP_PLATFORM_AMD__"
@@ -390,22 +393,67 @@ def report_platform(ctx: MakeContext) -> None:
         lines = tree.select(_REPORTED)
     else:
         # an assignment whose name may hint at a platform, a rule whose prerequisites may end in .c
-        dot_c = []
-        at = text.find(".c")
-        while at >= 0:
-            dot_c.append(at)
-            at = text.find(".c", at + 2)
+        # (".c" followed by a word's character is no word's end: .cu, .cpp, .cc)
+        dot_c = [m.start() for m in _DOT_C_END.finditer(text)]
         lines = heapq.merge(tree.lines_at(ctx.name_scan().hits, _ASSIGNMENTS), tree.lines_at(dot_c, _RULES),
                             key=lambda line: line.start)  # fmt: skip
     for line in lines:
         if isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
             ctx.report(line.start, "make-platform", Severity.INFO,
                        f"{line.variable}: platform detection kept as it is; check its NVIDIA-only branches")
-        if isinstance(line, Rule) and any(w.of(ctx.text).endswith(".c") for w in line.prerequisite_words):
+        if isinstance(line, Rule) and _builds_c(ctx, line) and _compiles_for_gpu(ctx, line):
             ctx.report(line.start, "make-c-source", Severity.WARNING,
                        "a .c file: nvcc compiled it as C, hipcc would compile it as HIP/C++",
                        "compile .c files with $(CC) and -D__HIP_PLATFORM_AMD__ -I$(ROCM_PATH)/include")
 
 
+def _builds_c(ctx: MakeContext, rule: Rule) -> bool:
+    """A rule with a ``.c`` prerequisite, or the old suffix rule ``.c.o:``."""
+    text = ctx.text
+    return any(w.of(text).endswith(".c") for w in rule.prerequisite_words) or any(
+        w.of(text).startswith(".c.") for w in rule.target_words
+    )
+
+
+def _compiles_for_gpu(ctx: MakeContext, rule: Rule) -> bool:
+    """Whether ``rule``'s recipe runs nvcc or hipcc. A rule that only lists prerequisites is built
+    by a pattern rule for ``.c`` files (reported where it stands) or, if the file has none, by make's
+    built-in one, ``$(CC) -c``: reported when ``CC`` is a compiler variable (nvcc)."""
+    commands = _recipe_commands(ctx, rule)
+    if commands:
+        return any(_runs_gpu_compiler(ctx, command) for command in commands)
+    if ctx.c_pattern is None:
+        text = ctx.text
+        ctx.c_pattern = any(
+            isinstance(line, Rule) and _is_c_pattern(ctx, line) and bool(_recipe_commands(ctx, line))
+            for line in ctx.tree.select(_RULES, lambda cls, start, end: text.find("%", start, end) >= 0
+                                        or text.startswith(".c.", start))
+        )  # fmt: skip
+    return not ctx.c_pattern and "CC" in ctx.facts.compiler_vars
+
+
+def _recipe_commands(ctx: MakeContext, rule: Rule) -> list[str]:
+    commands = [] if rule.recipe is None else [rule.text_of(rule.recipe)]
+    return commands + [line.command_text for line in ctx.tree.recipe_lines(rule)]
+
+
+def _is_c_pattern(ctx: MakeContext, rule: Rule) -> bool:
+    """``%.o: %.c``, ``$(OBJS): %.o: %.c`` or the old suffix rule ``.c.o:``."""
+    text = ctx.text
+    return any("%" in w.of(text) and w.of(text).endswith(".c") for w in rule.prerequisite_words) or any(
+        w.of(text).startswith(".c.") for w in rule.target_words
+    )
+
+
+def _runs_gpu_compiler(ctx: MakeContext, command: str) -> bool:
+    words = command.split()
+    for i, word in enumerate(words):
+        bare = word.lstrip("@-+")
+        if (_is_nvcc(ctx, bare) or HIPCC_WORD.match(bare)) and command_position(words, i):
+            return True
+    return False
+
+
 _REPORTED = frozenset({Assignment, Rule})
+_DOT_C_END = re.compile(r"\.c(?![A-Za-z0-9_])")
 _RULES = frozenset({Rule})

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from buildport.options import MakeFacts
-from buildport.passes.make_prescan import Prescan
+from buildport.passes.make_prescan import Prescan, skipping
 from buildport.rules.make import HOST_LINKERS, NVCC_WORD, ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
 from buildport.syntax.make import MakeFile
@@ -24,6 +24,9 @@ _ARCH_NAME = re.compile(r"^(?:sm|compute|lto)_\d+[a-z]?$")
 #: A word that is one variable reference, and every reference in a text.
 REFERENCE = re.compile(r"^\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]$")
 REFERENCES = re.compile(r"\$\$?[({]([A-Za-z_][A-Za-z0-9_]*)[)}]")
+#: What every root variable's name holds, and every literal root :data:`CUDA_ROOT_LITERAL` matches.
+_ROOT_MARK = "CUDA"
+_LITERAL_MARK = "cuda"
 #: The lines whose commands may launch a compiler, and the marks of one that may link or run a program.
 _COMMANDS = frozenset({RecipeLine, Define})
 _LINKS = re.compile(r"-o")
@@ -151,6 +154,8 @@ def command_position(words: list[str], i: int) -> bool:
 
 def root_paths(word: str) -> str:
     """``word`` with CUDA roots (variables and literal paths) made ROCM_PATH, and their sub-paths."""
+    if _ROOT_MARK not in word and _LITERAL_MARK not in word and skipping():
+        return word  # most words: neither pattern can match (tests/test_make_prescan.py checks the marks)
     new = ROOT_REF.sub(lambda m: "$(ROCM_PATH)" if m.group(1) == "(" else "${ROCM_PATH}", word)
     new = CUDA_ROOT_LITERAL.sub("$(ROCM_PATH)", new)
     if new != word:

@@ -66,9 +66,27 @@ def _references(names: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str]
     return re.compile(rf"\((?:{alternatives})[)}}]"), re.compile(rf"\{{(?:{alternatives})[)}}]")
 
 
+@lru_cache(maxsize=4)
+def _either(link_names: frozenset[str]) -> WordSearch:
+    """One search for the words of :func:`make_words` and of :func:`name_words` together."""
+    return trigger([*make_words(), *name_words()])
+
+
+@lru_cache(maxsize=8)
+def quiet(text: str, link_names: frozenset[str]) -> bool:
+    """Whether neither a word of :func:`make_words` nor one of :func:`name_words` is in ``text``, as
+    their searches read it: one search where most Makefiles would take two to find nothing."""
+    lowered = text.lower()
+    if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
+        return False  # the searches report no offsets for such a text: let them say so
+    return not _either(link_names).found_in(lowered)
+
+
 @lru_cache(maxsize=8)
 def _static_hits(text: str, link_names: frozenset[str]) -> list[int] | None:
     """Where :func:`make_words` occur in ``text`` (one search per text, shared by the passes)."""
+    if quiet(text, link_names):
+        return []
     lowered = text.lower()
     if len(lowered) != len(text):  # a few characters change length when case folded: offsets would shift
         return None
@@ -142,10 +160,13 @@ class Names(Prescan):
         self.hits = None
         if _off:
             return
-        lowered = text.lower()
-        if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
-            return  # offsets would shift, or a name might match a pattern in a way the search does not
-        hits = [m.start() for m in _NAMES.finditer(lowered)]
+        if quiet(text, frozenset(library_rules.BY_LINK_NAME)):
+            hits = []
+        else:
+            lowered = text.lower()
+            if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
+                return  # offsets would shift, or a name might match a pattern in a way the search does not
+            hits = [m.start() for m in _NAMES.finditer(lowered)]
         names = frozenset(named)
         if names:
             hits = sorted(hits + [m.start() for m in _named(names).finditer(text)])

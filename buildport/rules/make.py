@@ -40,6 +40,9 @@ FLAG_VARIABLE = re.compile(rf"^(?:{'|'.join(FLAG_VARIABLES)}|[A-Z_]*{FLAG_VARIAB
 #: Words that start nvcc.
 NVCC_WORD = re.compile(r"^(?:nvcc|[^\s]*/nvcc)$")
 
+#: Words that start hipcc: what a ported recipe runs.
+HIPCC_WORD = re.compile(r"^(?:hipcc|[^\s]*/hipcc|\$[({]HIPCC[)}])$")
+
 #: Host compilers and linkers: a recipe that links with one of these needs libamdhip64 by name.
 HOST_LINKERS = re.compile(r"^(?:\$[({](?:CXX|CC|LD|LINK|LINKER|HOST_COMPILER)[)}]|g\+\+|gcc|c\+\+|cc|clang\+\+|clang|ld)$")
 

@@ -295,6 +295,10 @@ SELECTABLE: frozenset[type[Line]] = frozenset(
 _UNSELECTED = (Blank, Comment)
 
 
+def _line_start(line: Line) -> int:
+    return line.span.start
+
+
 class LineReader(Protocol):
     """Builds a :class:`MakeFile`'s lines on demand (``buildport.syntax.make_reader.Reader``)."""
 
@@ -402,6 +406,30 @@ class MakeFile:
                 last = i
                 if cls in classes and cls not in _UNSELECTED:
                     yield self.lines[index] if built else self._reader.node(index)  # type: ignore[union-attr]
+
+    def recipe_lines(self, rule: Line) -> list[RecipeLine]:
+        """The recipe lines that follow ``rule`` (a line of this file): as make reads a recipe, every
+        line that starts with the recipe prefix up to the first other line, with blank, comment and
+        conditional lines among them. Builds only those lines."""
+        if self._lines is not None or self._reader is None:
+            lines = self.lines
+            out: list[RecipeLine] = []
+            for line in lines[bisect_right(lines, rule.start, key=_line_start) :]:
+                if isinstance(line, RecipeLine):
+                    out.append(line)
+                elif not isinstance(line, (Conditional, Blank, Comment)):
+                    break
+            return out
+        reader = self._reader
+        entries = reader.outline()
+        found: list[RecipeLine] = []
+        for i in range(bisect_right(reader.starts(), rule.start), len(entries)):
+            cls, _, _, index = entries[i]
+            if cls is RecipeLine:
+                found.append(reader.node(index))  # type: ignore[arg-type]
+            elif cls is not Conditional:
+                break
+        return found
 
     def variables(self) -> dict[int, tuple[int, str, Span]]:
         """Each assignment line's start → where its text ends, the variable it sets, its value.
