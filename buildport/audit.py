@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
@@ -332,7 +332,9 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     port = engine.port_cmake if kind == CMAKE else engine.port_make
     result = port(text, path, verify=False)
     audited = FileAudit(path, kind)
-    if not result.findings and not result.changed and not prescan.may_have_residue(text):
+    if not result.findings and not result.changed and (
+        not prescan.may_have_residue(text) if kind == CMAKE else _make_quiet(text)
+    ):
         return audited  # parsed, and nothing of CUDA in it
     changes = line_changes(result) if result.changed else {}
     for finding in result.findings:
@@ -361,6 +363,22 @@ def _engine() -> tuple[ModuleType, ModuleType, ModuleType]:
     import buildport.syntax.cmake
 
     return buildport.engine, buildport.prescan, buildport.syntax.cmake
+
+
+def _make_quiet(text: str) -> bool:
+    """Whether a Makefile's text holds no residue word (:func:`~buildport.prescan.may_have_residue`), from
+    the search the make port already made of it (which looks for those words too)."""
+    quiet, link_names = _make_prescan()
+    return quiet(text, frozenset(link_names)) or not _engine()[1].may_have_residue(text)
+
+
+@functools.cache
+def _make_prescan() -> tuple[Callable[[str, frozenset[str]], bool], dict[str, Any]]:
+    """:func:`buildport.passes.make_prescan.quiet` and the link names it is given, imported once."""
+    from buildport.passes.make_prescan import quiet
+    from buildport.rules.libraries import BY_LINK_NAME
+
+    return quiet, BY_LINK_NAME
 
 
 def line_changes(result: Result) -> dict[int, str | None]:

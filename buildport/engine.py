@@ -95,6 +95,8 @@ def port_make(
         facts = MakeFacts()
         if make.may_hold_rule_words(text):  # otherwise the file alone defines no variable the rules use
             make.gather(tree, facts)
+    if make.nothing_to_port(text, facts):
+        return Result(path, text, text, regions=[])  # parsed, to reject bad input; no line can change
     ctx = make.MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH), facts=facts)
     make.port_lines(ctx)
     make.report_platform(ctx)
@@ -128,14 +130,14 @@ class _MakeModules:
     """The make parser and passes, loaded with the first Makefile (a CMake run never needs them)."""
 
     def __init__(self) -> None:
-        from buildport.passes.make import MakeContext, port_lines, report_platform
+        from buildport.passes.make import MakeContext, nothing_to_port, port_lines, report_platform
         from buildport.passes.make_facts import gather
         from buildport.passes.make_prescan import may_hold_rule_words
         from buildport.passes.make_prelude import prelude, prelude_offset
         from buildport.syntax.make import parse_make
 
         self.MakeContext = MakeContext
-        self.port_lines, self.report_platform = port_lines, report_platform
+        self.port_lines, self.report_platform, self.nothing_to_port = port_lines, report_platform, nothing_to_port
         self.gather, self.may_hold_rule_words = gather, may_hold_rule_words
         self.prelude, self.prelude_offset = prelude, prelude_offset
         self.parse_make = parse_make

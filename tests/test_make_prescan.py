@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from buildport.engine import Result, UnstableRewrite, port_make
 from buildport.passes import make_prescan
+from buildport.prescan import may_have_residue
 from buildport.options import MakeFacts
 from buildport.passes.make_facts import gather
 from buildport.passes.make_prescan import FIXED, Names, Prescan, disabled, make_words, name_words
@@ -297,16 +298,21 @@ def _raw_hits(text: str) -> tuple[list[int], list[int]]:
 def test_a_quiet_text_is_one_neither_search_finds_a_word_in(text: str) -> None:
     static, names = _raw_hits(text)
     quiet = make_prescan.quiet(text, frozenset(library_rules.BY_LINK_NAME))
-    assert quiet == (not static and not names)
+    assert quiet == (not static and not names and not may_have_residue(text))
     if quiet:
         assert Prescan(text).hits == [] and Names(text).hits == []
+        assert make_prescan.hint_free(text) and PLATFORM_HINTS.search(text) is None
+        assert not may_have_residue(text)  # what lets the audit skip its residue search
+    with disabled():
+        assert not make_prescan.hint_free(text)
 
 
 @pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
 def test_quiet_agrees_with_both_searches_on_fixtures(path: Path) -> None:
     text = decode(path.read_bytes(), str(path))
     static, names = _raw_hits(text)
-    assert make_prescan.quiet(text, frozenset(library_rules.BY_LINK_NAME)) == (not static and not names)
+    quiet = make_prescan.quiet(text, frozenset(library_rules.BY_LINK_NAME))
+    assert quiet == (not static and not names and not may_have_residue(text))
 
 
 def test_a_text_whose_case_folding_shifts_offsets_is_never_quiet() -> None:
@@ -327,3 +333,35 @@ def test_root_paths_looks_only_at_words_that_can_hold_a_root() -> None:
         with disabled():
             expected = root_paths(word)
         assert root_paths(word) == expected
+
+
+# ---------------------------------------------------------------- files no rule can touch
+
+
+@pytest.mark.parametrize("text, facts", [
+    # no word a rule looks for, yet a line changes or is reported: none of them may take the shortcut
+    ("SMS := 70 80\n$(foreach sm,$(SMS),$(eval ARCHS += -arch=$(sm)))\n", None),  # an eval sets arch flags
+    ("x.o: x.c\n", MakeFacts({"NVCC", "CC"})),  # make's built-in rule runs $(CC), nvcc in this run
+    ("CFLAGS = -O2 -G\n", MakeFacts({"NVCC"}, set(), {"CFLAGS"})),  # -G in a flag variable of the run
+    ("ARCH = 70\nX = $(ARCH)\n", MakeFacts({"NVCC"}, {"ARCH"})),  # an architecture variable of the run
+])  # fmt: skip
+def test_a_file_without_rule_words_is_still_ported_where_a_rule_can_fire(text: str, facts: MakeFacts | None) -> None:
+    from buildport.passes.make import nothing_to_port
+
+    assert make_prescan.quiet(text, frozenset(library_rules.BY_LINK_NAME))
+    assert not nothing_to_port(text, facts or MakeFacts())
+    result = port_make(text, "Makefile", facts=facts)
+    assert result.changed or result.findings
+    same_with_and_without_skipping(text, "Makefile", facts)
+
+
+def test_a_file_no_rule_can_touch_is_parsed_and_left_alone() -> None:
+    from buildport.passes.make import nothing_to_port
+
+    text = "CC = gcc\nCFLAGS = -O2\nx.o: x.c\n\t$(CC) $(CFLAGS) -c x.c\ninclude rules.mk\n"
+    assert nothing_to_port(text, MakeFacts())
+    result = port_make(text, "Makefile")
+    assert not result.changed and not result.findings and result.regions == []
+    same_with_and_without_skipping(text)
+    with pytest.raises(ParseError):
+        port_make("ifeq (a,b)\nx = 1\n", "Makefile")  # bad input is still an error

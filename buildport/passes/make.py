@@ -16,7 +16,7 @@ from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts
 from buildport.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
-from buildport.passes.make_prescan import Names, Prescan, skipping
+from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import (
     FLAG_VARIABLE,
@@ -85,6 +85,20 @@ class MakeContext:
             self.edits[(span.start, span.end)] = text
 
 
+def nothing_to_port(text: str, facts: MakeFacts) -> bool:
+    """Whether no rule can change or report a line of ``text`` read with ``facts``, known without
+    reading a line: no word a rule looks for and no name it reads a variable by (:func:`hint_free`),
+    no ``$(foreach ...)`` (whose ``$(eval ...)`` may set architecture flags with no such word), and
+    facts that name no variable besides ``NVCC`` (whose name holds such a word)."""
+    return (
+        facts.compiler_vars <= _NVCC_ONLY and not facts.arch_vars and not facts.flag_vars
+        and "foreach" not in text and hint_free(text)
+    )  # fmt: skip
+
+
+_NVCC_ONLY = frozenset({"NVCC"})
+
+
 def port_lines(ctx: MakeContext) -> None:
     scan = Prescan(ctx.text, ctx.facts.compiler_vars)
     tree = ctx.tree
@@ -99,7 +113,7 @@ def port_lines(ctx: MakeContext) -> None:
                  if isinstance(line, Assignment) and _by_name(ctx, line.variable)]  # fmt: skip
         offsets = scan.hits + [line.start for line in named]
         text = ctx.text
-        if "include" in text:  # the directive of every include line
+        if "include" in text and not hint_free(text):  # the directive of every include line
             offsets += (start for start, end in tree.spans(Include) if PLATFORM_HINTS.search(text, start, end))
         if "foreach" in text:
             offsets += (start for start, end in tree.spans(Expansion) if text.find("foreach", start, end) >= 0)

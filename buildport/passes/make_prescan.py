@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 
-from buildport.prescan import trigger
+from buildport.prescan import residue_words, trigger
 from buildport.wordtrie import WordSearch, trie_pattern
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
@@ -68,18 +68,26 @@ def _references(names: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str]
 
 @lru_cache(maxsize=4)
 def _either(link_names: frozenset[str]) -> WordSearch:
-    """One search for the words of :func:`make_words` and of :func:`name_words` together."""
-    return trigger([*make_words(), *name_words()])
+    """One search for the words of :func:`make_words`, :func:`name_words` and the audit's
+    :func:`~buildport.prescan.residue_words` together."""
+    return trigger([*make_words(), *name_words(), *residue_words()])
 
 
 @lru_cache(maxsize=8)
 def quiet(text: str, link_names: frozenset[str]) -> bool:
-    """Whether neither a word of :func:`make_words` nor one of :func:`name_words` is in ``text``, as
-    their searches read it: one search where most Makefiles would take two to find nothing."""
+    """Whether no word of :func:`make_words`, :func:`name_words` or the audit's residue words is in
+    ``text``, as their searches read it: one search where most Makefiles would take three to find
+    nothing."""
     lowered = text.lower()
     if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
         return False  # the searches report no offsets for such a text: let them say so
     return not _either(link_names).found_in(lowered)
+
+
+def hint_free(text: str) -> bool:
+    """Whether no name word (:func:`name_words`, the platform hints among them) can be in ``text``:
+    :func:`quiet`, and never inside :func:`disabled`."""
+    return not _off and quiet(text, frozenset(library_rules.BY_LINK_NAME))
 
 
 @lru_cache(maxsize=8)
