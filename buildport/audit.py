@@ -32,7 +32,14 @@ from buildport.findings import Finding, Severity
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
-from buildport.runner import Workers, files_below, included_makefiles, is_cmake_file, is_make_file
+from buildport.runner import (
+    MAKEFILE_NAMES,
+    Workers,
+    files_below,
+    included_makefiles,
+    is_cmake_file,
+    is_make_file,
+)
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, is_cuda_source, scan_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, read_source
@@ -160,8 +167,24 @@ def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
                contents: dict[str, SourceText] | None = None) -> list[FileAudit | None | str]:
     """Each (path, kind) audited in order: cache hits here, the misses in a pool when ``jobs`` > 1,
     handed over in chunks as ``items`` yields them (see :meth:`buildport.runner.Workers.feed`)."""
-    with Workers(jobs) as workers:
-        return _audit_each(items, workers, cache, contents)
+    kinds: set[str] = set()  # of the files found so far
+
+    def noted() -> Iterator[tuple[str, str]]:
+        for path, kind in items:
+            kinds.add(kind)
+            yield path, kind
+
+    with Workers(jobs, preload=lambda: _load_engines(kinds)) as workers:
+        return _audit_each(noted(), workers, cache, contents)
+
+
+def _load_engines(kinds: set[str]) -> None:
+    """Before the workers are forked: the engines the kinds of files found so far need, loaded once
+    here rather than in each worker (the make port only if a Makefile is among them)."""
+    engine, prescan, _ = _engine()
+    prescan.cmake_trigger()
+    if MAKE in kinds:
+        engine._make()
 
 
 def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache | None,
@@ -283,8 +306,18 @@ def kind_of(name: str) -> str | None:
 
 
 def is_audited(name: str) -> bool:
-    """Whether discovery gives ``audit`` a file of this name (a build file or a candidate source)."""
-    return kind_of(name) is not None
+    """Whether discovery gives ``audit`` a file of this name (a build file or a candidate source).
+
+    :func:`kind_of`'s answer; asked of every file of a tree, so a name is first told by its last
+    dot alone: no kind but a Makefile's name has none, and every kind's ends in one of a few suffixes.
+    """
+    dot = name.rfind(".")
+    if dot < 0:
+        return name in MAKEFILE_NAMES
+    return (name[dot:].lower() in _AUDITED_SUFFIXES or name == "CMakeLists.txt") and kind_of(name) is not None
+
+
+_AUDITED_SUFFIXES = frozenset({".cmake", ".mk", *CUDA_EXTENSIONS, *C_FAMILY_EXTENSIONS})
 
 
 def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,

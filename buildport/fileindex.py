@@ -149,25 +149,29 @@ class FileIndex:
             self._includes[digest] = words
             self._new_includes = True
 
-    def listing(self, predicate: str, info: os.stat_result) -> Listing | None:
-        """What the folder with metadata ``info`` held for ``predicate``, if its times are as recorded."""
+    def listing(self, predicate: str, info: os.stat_result, stamped: str | None = None) -> Listing | None:
+        """What the folder with metadata ``info`` (``stamped``: their :func:`folder_stamp`, if taken
+        already) held for ``predicate``, if its times are as recorded."""
         self._load()
         by_folder = self._listings.get(predicate)
-        entry = by_folder.get(folder_stamp(info)) if isinstance(by_folder, dict) else None
+        if not by_folder:
+            return None
+        entry = by_folder.get(stamped or folder_stamp(info)) if isinstance(by_folder, dict) else None
         if isinstance(entry, list) and len(entry) == 4 and all(type(part) is str for part in entry[1:]):
             folders, files, links = (part.split("/") if part else [] for part in entry[1:])
             return bool(entry[0]), folders, files, links  # "/" is the one character no name holds
         return None
 
-    def record_listing(self, predicate: str, info: os.stat_result, listing: Listing) -> None:
-        """Remember what the folder with metadata ``info`` (taken before listing it) held for ``predicate``."""
+    def record_listing(self, predicate: str, info: os.stat_result, listing: Listing, stamped: str | None = None) -> None:
+        """Remember what the folder with metadata ``info`` (taken before listing it; ``stamped``: their
+        :func:`folder_stamp`, if taken already) held for ``predicate``."""
         if info.st_mtime_ns >= self.since or info.st_ctime_ns >= self.since:
             return  # changed too recently to be sure a later change gives it new times
         self._load()
         build_tree, folders, files, links = listing
         entry: list[object] = [int(build_tree), "/".join(folders), "/".join(files), "/".join(links)]
         by_folder = self._listings.setdefault(predicate, {})
-        key = folder_stamp(info)
+        key = stamped or folder_stamp(info)
         if by_folder.get(key) != entry:
             by_folder[key] = entry
             self._new_listings = True

@@ -21,7 +21,7 @@ from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
 from buildport.syntax.errors import ParseError
-from buildport.fileindex import FileIndex, Listing, stamp
+from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_bytes, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
@@ -96,7 +96,7 @@ def files_below(
         build_tree, folders, files, linked = listing
         if build_tree and folder != stack_root:
             continue
-        prefix = "" if folder == "." else os.path.join(folder, "")  # str(Path(".") / name) is just name
+        prefix = "" if folder == "." else _with_separator(folder)  # str(Path(".") / name) is just name
         names: list[str] = []
         for name in files:
             path = prefix + name
@@ -144,6 +144,13 @@ def files_below(
                 yield link
 
 
+def _with_separator(folder: str) -> str:
+    """``os.path.join(folder, "")``: on POSIX, without the call's generality (it runs for every folder)."""
+    if os.sep == "/" and os.altsep is None:
+        return folder if folder.endswith("/") else folder + "/"
+    return os.path.join(folder, "")
+
+
 def _predicate_name(wanted: Callable[[str], bool]) -> str | None:
     """What listings made with ``wanted`` are kept under; None for a function without a lasting name."""
     name = f"{getattr(wanted, '__module__', '')}.{getattr(wanted, '__qualname__', '<?>')}"
@@ -154,6 +161,7 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
     """The folder's build-tree mark, folders (not hidden) and wanted files (with the links among them),
     from ``index`` if it has them, else listed (and recorded there); None if it cannot be listed."""
     info = None
+    stamped = ""
     if index is not None:
         try:
             info = os.stat(folder)  # before listing: a later change gives the folder new times
@@ -161,7 +169,8 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
             return None
         if index.trail is not None:
             index.trail.folder(folder, info)
-        known = index.listing(predicate, info)
+        stamped = folder_stamp(info)
+        known = index.listing(predicate, info, stamped)
         if known is not None:
             return known
     files: list[str] = []
@@ -190,7 +199,7 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
     links.sort()
     listing = (build_tree, folders, files, links)
     if index is not None and info is not None and not marks_linked:
-        index.record_listing(predicate, info, listing)
+        index.record_listing(predicate, info, listing, stamped)
     elif marks_linked and index is not None and index.trail is not None:
         index.trail.spoil()  # what the marks lead to can change without the folder knowing
     return listing
@@ -375,11 +384,27 @@ def port_files(
     walk has found files enough for a pool, and build the make parser's lexers
     while the walk goes on.
     """
-    with Workers(jobs, _warm_make_parser if kind == "make" else None) as workers:
+    make = kind == "make"
+    with Workers(jobs, _warm_make_parser if make else None, _load_make_port if make else _load_cmake_port) as workers:
         run = _port_files(paths, options, stdin, kind, workers, cache, contents, walking)
     if cache is not None and cache.files is not None:
         cache.files.save()  # what discovery recorded
     return run
+
+
+def _load_make_port() -> None:
+    """Before the workers are forked: the make port's modules and parser, which this process needs
+    later (the facts of the run) or not at all, loaded once here rather than in each worker."""
+    _engine()._make()
+    _warm_make_parser()
+
+
+def _load_cmake_port() -> None:
+    """Before the workers are forked: the CMake port's modules and its search for the rules' words."""
+    from buildport.prescan import cmake_trigger
+
+    _engine()
+    cmake_trigger()
 
 
 def _warm_make_parser() -> None:
@@ -568,11 +593,16 @@ class Workers:
     ``initializer`` runs in each worker as it starts, before its first chunk (it
     may start early, while this process still finds the items: see
     :func:`port_files`). A run that never starts the pool never calls it.
+    ``preload`` runs here, once, just before the workers are forked, which then
+    have what it loaded (modules, tables) without loading it themselves.
     """
 
-    def __init__(self, jobs: int, initializer: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, jobs: int, initializer: Callable[[], None] | None = None, preload: Callable[[], None] | None = None,
+    ) -> None:  # fmt: skip
         self.jobs = jobs
         self.initializer = initializer
+        self.preload = preload
         self._pool: Any = None
 
     def __enter__(self) -> "Workers":
@@ -612,6 +642,8 @@ class Workers:
             from buildport import forkpool
 
             if forkpool.available():
+                if self.preload is not None:
+                    self.preload()  # once here, and every forked worker has it
                 self._pool = forkpool.ForkPool(self.jobs, self.initializer)
             else:
                 from concurrent.futures import ProcessPoolExecutor

@@ -426,3 +426,13 @@ def test_a_makefile_included_from_several_folders_is_audited_once(tmp_path: Path
     assert len(paths) == len(set(paths))
     assert sorted(p for p in paths if p.endswith(("common.mk", "make.config"))) == [
         str(tmp_path / "p" / "common.mk"), str(tmp_path / "p" / "make.config")]
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(st.text(alphabet="aCcMmkKListe.uhxpnfGN+_-", max_size=16)
+       | st.sampled_from(["CMakeLists.txt", "Makefile", "GNUmakefile", "a.CMAKE", ".cu", "..cu", "x.Cu", "k.cuh",
+                          "rules.mk", "a.mk.bak", "c++", "x.c++", ".mk", "README"]))  # fmt: skip
+def test_is_audited_says_what_kind_of_says(name: str) -> None:
+    from buildport.audit import is_audited, kind_of
+
+    assert is_audited(name) == (kind_of(name) is not None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -174,3 +175,48 @@ def test_a_pool_never_used_ends_without_waiting_for_its_initializer() -> None:
     finally:
         if os.path.exists(_MARK):
             os.unlink(_MARK)
+
+
+_PRELOADED: list[int] = []
+
+
+def _preload() -> None:
+    _PRELOADED.append(os.getpid())
+
+
+def _preloaded(_items: list[int], _shared: object) -> list[list[int]]:
+    return [list(_PRELOADED)]
+
+
+def test_preload_runs_once_here_before_the_fork_and_the_workers_inherit_it() -> None:
+    _PRELOADED.clear()
+    with Workers(2, preload=_preload) as workers:
+        assert _PRELOADED == []  # not before the pool is needed
+        seen = workers.run(_preloaded, list(range(40)), None)
+        assert _PRELOADED == [os.getpid()]
+        assert all(s == [os.getpid()] for s in seen)  # each worker has what this process loaded, not its own
+    with Workers(1, preload=_preload) as workers:
+        workers.run(_preloaded, list(range(40)), None)
+    assert _PRELOADED == [os.getpid()]  # one job: no pool, nothing to preload
+
+
+def test_a_make_run_forks_its_workers_with_the_make_port_loaded(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    for i in range(40):
+        (tmp_path / f"d{i}").mkdir()
+        (tmp_path / f"d{i}" / "Makefile").write_text(f"all:\n\techo {i}\n")
+    code = (
+        "import sys, buildport.runner as r, buildport.forkpool as f\n"
+        "real = f.ForkPool\n"
+        "def spy(*a, **k):\n"
+        "    print('engine' if 'buildport.passes.make' in sys.modules else 'bare', file=sys.stderr)\n"
+        "    return real(*a, **k)\n"
+        "f.ForkPool = spy\n"
+        "from buildport.cli import main\n"
+        f"sys.exit(main(['make', '--check', '--jobs', '2', '--no-cache', {str(tmp_path)!r}]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "engine"

@@ -101,8 +101,12 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
                 first = words[0].lstrip("@-+")
                 if HOST_LINKERS.match(first) and "-o" in words and "-c" not in words:
                     out.host_links = True
+            if "$" not in command and "nvcc" not in command:
+                continue  # nothing in it can launch nvcc or a variable's program
             launches: list[tuple[str, tuple[str, ...]]] = []
             for i, word in enumerate(words):
+                if "$" not in word and not word.endswith("nvcc"):
+                    continue  # neither a reference (REFERENCE) nor nvcc (NVCC_WORD)
                 bare = word.lstrip("@-+")
                 nvcc = NVCC_WORD.match(bare) is not None
                 m = REFERENCE.match(bare)
