@@ -365,3 +365,21 @@ def test_a_file_no_rule_can_touch_is_parsed_and_left_alone() -> None:
     same_with_and_without_skipping(text)
     with pytest.raises(ParseError):
         port_make("ifeq (a,b)\nx = 1\n", "Makefile")  # bad input is still an error
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(NAMES, st.lists(WORDS | st.sampled_from(["-lm", "-I$(ROCM_PATH)/include", "-O3", "$(if $(D),-G,)", "-std=c++17"]),
+                       max_size=6))
+def test_an_inert_assignment_is_one_the_port_leaves_alone(name: str, words: list[str]) -> None:
+    """What :func:`_inert` lets the port skip, the port that skips nothing leaves as it is, and
+    reports nothing of, with the variable a flag variable of the run."""
+    from buildport.passes.make import MakeContext, _inert
+
+    text = f"{name} := {' '.join(words)}\n"
+    facts = MakeFacts({"NVCC"}, set(), {name})
+    ctx = MakeContext("Makefile", parse_make(text), ("gfx90a",), facts=facts)
+    if _inert(ctx, name, " ".join(words)):
+        with disabled():
+            result = port_make(text, "Makefile", facts=facts)
+        # (a platform-detecting name is reported by its own pass, whatever the value)
+        assert result.text == text and [f.rule for f in result.findings if f.rule != "make-platform"] == []

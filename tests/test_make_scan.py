@@ -329,6 +329,22 @@ def test_the_lines_that_hold_given_offsets(path: Path) -> None:
     assert list(parse_make(text).lines_at(None, some_classes)) == list(parse_make(text).select(some_classes))
 
 
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_the_assignments_that_hold_given_offsets_without_nodes(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    rng = random.Random(path.name)
+    every = sorted({0, len(text), *(rng.randrange(len(text) + 1) for _ in range(40))})
+    for offsets in (every, every[::3], [], list(range(len(text) + 1)), None):
+        expected = [(line.start, line.variable, line.value)
+                    for line in parse_make(text).lines_at(offsets, frozenset({Assignment}))
+                    if isinstance(line, Assignment)]  # fmt: skip
+        lazy = parse_make(text)
+        assert lazy.assignments_at(offsets) == expected and not lazy.built
+        built = parse_make(text)
+        built.lines
+        assert built.assignments_at(offsets) == expected
+
+
 def _recipe_after(lines: list[Line], i: int) -> list[Line]:
     """What make reads as the recipe of the rule ``lines[i]``, from the whole list."""
     out = []

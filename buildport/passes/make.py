@@ -17,6 +17,7 @@ from buildport.options import MakeFacts
 from buildport.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
 from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
+from buildport.rules.flags import BY_NAME
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import (
     FLAG_VARIABLE,
@@ -109,15 +110,16 @@ def port_lines(ctx: MakeContext) -> None:
         # (make-platform) and a $(foreach ... $(eval VAR += ...)) (ported as flags; -arch is no word
         # of the search); every conditional where the nesting depth matters (a CUDA root is set).
         # A define is read only if a line of its body holds a word, and only those lines are ported.
-        named = [line for line in tree.lines_at(ctx.name_scan().hits, _ASSIGNMENTS)
-                 if isinstance(line, Assignment) and _by_name(ctx, line.variable)]  # fmt: skip
-        offsets = scan.hits + [line.start for line in named]
+        # (an assignment read only for its variable's name whose value no rule can change is left out)
         text = ctx.text
+        named = [(start, variable) for start, variable, value in tree.assignments_at(ctx.name_scan().hits)
+                 if _by_name(ctx, variable) and not _inert(ctx, variable, value.of(text))]  # fmt: skip
+        offsets = scan.hits + [start for start, _ in named]
         if "include" in text and not hint_free(text):  # the directive of every include line
             offsets += (start for start, end in tree.spans(Include) if PLATFORM_HINTS.search(text, start, end))
         if "foreach" in text:
             offsets += (start for start, end in tree.spans(Expansion) if text.find("foreach", start, end) >= 0)
-        if any(line.variable in ROOT_VARIABLES for line in named):
+        if any(variable in ROOT_VARIABLES for _, variable in named):
             offsets += (start for start, _ in tree.spans(Conditional))
         offsets.sort()
 
@@ -158,6 +160,29 @@ def _by_name(ctx: MakeContext, name: str) -> bool:
     )  # fmt: skip
 
 
+def _inert(ctx: MakeContext, variable: str, value: str) -> bool:
+    """Whether :func:`_assignment` changes nothing and reports nothing for ``variable = value``,
+    told from the value's blank-separated pieces: no nvcc flag of the table (alone or before
+    ``=``), no CUDA root or path, no CUDA library, no ``-Xcompiler`` prefix or ``$(foreach``,
+    and the variable neither an architecture list, a compiler nor a CUDA root.
+
+    A word :func:`_assignment` reads is one piece or several (a reference holding blanks), and
+    each test finds in the pieces whatever it would find in such a word.
+    """
+    facts = ctx.facts
+    if variable in facts.arch_vars or variable in facts.compiler_vars or variable in ROOT_VARIABLES or not skipping():
+        return False
+    for word in value.split():
+        if "CUDA" in word or "cuda" in word or word.startswith(_CHANGING_PREFIXES):
+            return False
+        if word in BY_NAME or word.partition("=")[0] in BY_NAME:
+            return False
+        if word.startswith("-l") and word[2:] in BY_LINK_NAME:
+            return False
+    return True
+
+
+_CHANGING_PREFIXES = ("$(addprefix", "${addprefix", "$(foreach", "${foreach")
 _OWN = frozenset(name for name, _ in PRELUDE)
 _ASSIGNMENTS = frozenset({Assignment})
 
@@ -402,23 +427,31 @@ def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
 def report_platform(ctx: MakeContext) -> None:
     text = ctx.text
     tree = ctx.tree
-    lines: Iterable[Line]
+    lines: Iterable[Line | tuple[int, str]]
     if not skipping():
         lines = tree.select(_REPORTED)
     else:
         # an assignment whose name may hint at a platform, a rule whose prerequisites may end in .c
         # (".c" followed by a word's character is no word's end: .cu, .cpp, .cc)
         dot_c = [m.start() for m in _DOT_C_END.finditer(text)]
-        lines = heapq.merge(tree.lines_at(ctx.name_scan().hits, _ASSIGNMENTS), tree.lines_at(dot_c, _RULES),
-                            key=lambda line: line.start)  # fmt: skip
+        hinted = [(start, variable) for start, variable, _ in tree.assignments_at(ctx.name_scan().hits)
+                  if PLATFORM_HINTS.search(variable)]  # fmt: skip
+        lines = heapq.merge(hinted, tree.lines_at(dot_c, _RULES),
+                            key=lambda item: item[0] if isinstance(item, tuple) else item.start)  # fmt: skip
     for line in lines:
-        if isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
-            ctx.report(line.start, "make-platform", Severity.INFO,
-                       f"{line.variable}: platform detection kept as it is; check its NVIDIA-only branches")
+        if isinstance(line, tuple):  # an assignment, by its start and variable
+            _platform(ctx, *line)
+        elif isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
+            _platform(ctx, line.start, line.variable)
         if isinstance(line, Rule) and _builds_c(ctx, line) and _compiles_for_gpu(ctx, line):
             ctx.report(line.start, "make-c-source", Severity.WARNING,
                        "a .c file: nvcc compiled it as C, hipcc would compile it as HIP/C++",
                        "compile .c files with $(CC) and -D__HIP_PLATFORM_AMD__ -I$(ROCM_PATH)/include")
+
+
+def _platform(ctx: MakeContext, start: int, variable: str) -> None:
+    ctx.report(start, "make-platform", Severity.INFO,
+               f"{variable}: platform detection kept as it is; check its NVIDIA-only branches")
 
 
 def _builds_c(ctx: MakeContext, rule: Rule) -> bool:

@@ -295,6 +295,9 @@ SELECTABLE: frozenset[type[Line]] = frozenset(
 _UNSELECTED = (Blank, Comment)
 
 
+_ASSIGNMENT_ONLY = frozenset({Assignment})
+
+
 def _line_start(line: Line) -> int:
     return line.span.start
 
@@ -406,6 +409,33 @@ class MakeFile:
                 last = i
                 if cls in classes and cls not in _UNSELECTED:
                     yield self.lines[index] if built else self._reader.node(index)  # type: ignore[union-attr]
+
+    def assignments_at(self, offsets: list[int] | None) -> list[tuple[int, str, Span]]:
+        """Where each assignment line that holds one of ``offsets`` (ascending; None: every one)
+        starts, the variable it sets and its value, in order: what the nodes :meth:`lines_at` gives
+        say, without them."""
+        if self._lines is not None or self._reader is None:
+            return [(line.start, line.variable, line.value)  # type: ignore[attr-defined]
+                    for line in self.lines_at(offsets, _ASSIGNMENT_ONLY)]  # fmt: skip
+        reader = self._reader
+        if offsets is None:
+            return [(start, *reader.variable(start)[1:]) for cls, start, _, _ in reader.outline() if cls is Assignment]
+        if not offsets:
+            return []
+        entries, starts = reader.outline(), reader.starts()
+        found: list[tuple[int, str, Span]] = []
+        last = -1
+        for offset in offsets:
+            i = bisect_right(starts, offset) - 1
+            if i <= last:
+                continue  # before the first line, or in a line already given
+            cls, start, end, _ = entries[i]
+            if offset < end:
+                last = i
+                if cls is Assignment:
+                    _, variable, value = reader.variable(start)
+                    found.append((start, variable, value))
+        return found
 
     def recipe_lines(self, rule: Line) -> list[RecipeLine]:
         """The recipe lines that follow ``rule`` (a line of this file): as make reads a recipe, every
