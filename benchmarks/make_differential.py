@@ -11,7 +11,9 @@ disagreement.
 With ``--port`` it also ports every file with :func:`port_make` twice, with the
 make pre-scan skipping lines and with it switched off, and requires the same
 output text and findings (or the same error); it prints port_make MB/s next to
-the parser's.
+the parser's. It does so twice: each file read alone, and each file read with
+the facts of every file under ROOT combined, as a run over ROOT ports them
+(a variable that another file makes a compiler or a flag variable).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from buildport.engine import UnstableRewrite, port_make
+from buildport.options import MakeFacts
+from buildport.passes.make_facts import combine, file_facts
 from buildport.passes.make_prescan import disabled
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import MakeFile, parse_make, parse_make_lark
@@ -67,9 +71,9 @@ def _rate(parse: Callable[[str], MakeFile], texts: list[str]) -> float:
     return size / 1e6 / max(best, 1e-9)
 
 
-def _port(path: Path, text: str) -> Outcome:
+def _port(path: Path, text: str, facts: MakeFacts | None = None) -> Outcome:
     try:
-        result = port_make(text, str(path))
+        result = port_make(text, str(path), facts=facts)
     except (ParseError, UnstableRewrite) as error:
         return ("error", type(error).__name__, str(error))
     return ("ported", result.text, result.findings)
@@ -87,13 +91,26 @@ def _port_rate(paths: list[Path], texts: list[str]) -> float:
     return size / 1e6 / max(best, 1e-9)
 
 
-def compare_ports(paths: list[Path], texts: list[str]) -> list[Path]:
+def run_facts(paths: list[Path], texts: list[str]) -> MakeFacts:
+    """The facts of all the files together, as a run over them combines them."""
+    parts = []
+    for path, text in zip(paths, texts):
+        try:
+            parts.append(file_facts(parse_make(text, str(path))))
+        except ParseError:
+            continue
+    facts = MakeFacts()
+    combine(facts, parts)
+    return facts
+
+
+def compare_ports(paths: list[Path], texts: list[str], facts: MakeFacts | None = None) -> list[Path]:
     """The files whose port differs with the pre-scan on and off."""
     differ: list[Path] = []
     for path, text in zip(paths, texts):
-        skipping = _port(path, text)
+        skipping = _port(path, text, facts)
         with disabled():
-            everything = _port(path, text)
+            everything = _port(path, text, facts)
         if skipping != everything:
             differ.append(path)
     return differ
@@ -129,10 +146,16 @@ def main() -> int:
         parse, port = _rate(parse_make, texts), _port_rate(paths, texts)
         print(f"port_make {port:.2f} MB/s, parse + print {parse:.2f} MB/s: {port / parse:.0%} of the parser's speed")
     differ = compare_ports(paths, texts)
-    print(f"port_make with and without the pre-scan: {len(paths) - len(differ)} identical, {len(differ)} differ")
-    for path in differ:
+    print(f"port_make with and without the pre-scan, each file alone: {len(paths) - len(differ)} identical, "
+          f"{len(differ)} differ")
+    facts = run_facts(paths, texts)
+    differ_run = compare_ports(paths, texts, facts)
+    print(f"the same with the facts of all {len(paths)} files ({len(facts.compiler_vars)} compiler, "
+          f"{len(facts.flag_vars)} flag, {len(facts.arch_vars)} architecture variables): "
+          f"{len(paths) - len(differ_run)} identical, {len(differ_run)} differ")
+    for path in differ + differ_run:
         print(f"PORT DIFFERS {path}")
-    return 1 if disagree or differ else 0
+    return 1 if disagree or differ or differ_run else 0
 
 
 if __name__ == "__main__":

@@ -41,3 +41,15 @@ def test_synthetic_tree_is_reproducible(tmp_path: Path) -> None:
     first = {p.relative_to(tmp_path / "a"): p.read_bytes() for p in (tmp_path / "a").rglob("*") if p.is_file()}
     second = {p.relative_to(tmp_path / "b"): p.read_bytes() for p in (tmp_path / "b").rglob("*") if p.is_file()}
     assert first == second and len(first) == 10
+
+
+def test_make_differential_agrees_on_the_fixtures_alone_and_with_their_run_facts() -> None:
+    script = BENCH.parent / "make_differential.py"
+    fixtures = BENCH.parent.parent / "fixtures" / "projects"
+    done = subprocess.run([sys.executable, str(script), "--no-timing", "--port", str(fixtures)],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].endswith(" 0 disagree")
+    assert "each file alone:" in lines[1] and lines[1].endswith(" 0 differ")
+    assert "with the facts of all" in lines[2] and lines[2].endswith(" 0 differ")

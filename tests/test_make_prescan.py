@@ -218,9 +218,9 @@ def test_line_col_counts_like_the_line_start_table() -> None:
 # ---------------------------------------------------------------- variables the rules read for their name
 
 
-def _name_hot(name: str, named: tuple[str, ...] = ()) -> bool:
+def _name_hot(name: str) -> bool:
     text = f"x = 1\n{name} = y\n"
-    return Names(text, named).hot(6, len(text) - 1)
+    return Names(text).hot(6, len(text) - 1)
 
 
 @pytest.mark.parametrize("name", [*FLAG_VARIABLES, *ROOT_VARIABLES, "MY_NVCC_OPTS", "NVCC", "HOST_TARGET_OS",
@@ -241,10 +241,18 @@ def test_any_name_the_patterns_match_is_found(name: str) -> None:
     assert names.hits is None or any(h < len(name) for h in names.hits)
 
 
-def test_a_plain_name_is_not_name_hot_and_a_runs_own_names_are() -> None:
+def test_a_plain_name_is_not_name_hot_and_a_runs_own_names_are_read_by_name() -> None:
+    from buildport.passes.make import MakeContext, _named_assignments
+
     assert not _name_hot("CFLAGS") and not _name_hot("PKG_VERSION")
-    assert _name_hot("CFLAGS", ("CFLAGS",)) and not _name_hot("LDFLAGS", ("CFLAGS",))
     assert {w.lower() for w in FLAG_VARIABLES} <= {w.lower() for w in name_words()}
+    text = "PKG_VERSION = 1\nCFLAGS = -Xcompiler -fopenmp\nLDFLAGS = -Xlinker -z\n"
+    alone = MakeContext("Makefile", parse_make(text), ("gfx90a",), facts=MakeFacts())
+    assert _named_assignments(alone) == []  # no name of the search in it
+    run = MakeContext("Makefile", parse_make(text), ("gfx90a",), facts=MakeFacts({"NVCC"}, set(), {"CFLAGS"}))
+    assert [variable for _, variable, _ in _named_assignments(run)] == ["PKG_VERSION", "CFLAGS", "LDFLAGS"]
+    ported = port_make(text, "Makefile", facts=MakeFacts({"NVCC"}, set(), {"CFLAGS"}))
+    assert ported.text == "PKG_VERSION = 1\nCFLAGS = -fopenmp\nLDFLAGS = -Xlinker -z\n"
 
 
 def test_text_a_pattern_would_match_other_than_the_search_holds_no_name_offsets() -> None:

@@ -65,9 +65,10 @@ class MakeContext:
     c_pattern: bool | None = None  # whether the file has a pattern rule (with a recipe) for .c files
 
     def name_scan(self) -> Names:
+        """Where a name of :func:`~buildport.passes.make_prescan.name_words` may be (not the run's
+        own variables: see :func:`_named_assignments`)."""
         if self.names is None:
-            facts = self.facts
-            self.names = Names(self.text, facts.compiler_vars | facts.arch_vars | facts.flag_vars)
+            self.names = Names(self.text)
         return self.names
 
     @property
@@ -112,7 +113,7 @@ def port_lines(ctx: MakeContext) -> None:
         # A define is read only if a line of its body holds a word, and only those lines are ported.
         # (an assignment read only for its variable's name whose value no rule can change is left out)
         text = ctx.text
-        named = [(start, variable) for start, variable, value in tree.assignments_at(ctx.name_scan().hits)
+        named = [(start, variable) for start, variable, value in _named_assignments(ctx)
                  if _by_name(ctx, variable) and not _inert(ctx, variable, value.of(text))]  # fmt: skip
         offsets = scan.hits + [start for start, _ in named]
         if "include" in text and not hint_free(text):  # the directive of every include line
@@ -149,6 +150,18 @@ def port_lines(ctx: MakeContext) -> None:
         elif isinstance(line, (Conditional, Directive)):
             if scan.hot(line.span.start, line.span.end):
                 _plain(ctx, line.arguments)
+
+
+def _named_assignments(ctx: MakeContext) -> list[tuple[int, str, Span]]:
+    """Assignments among which are all those :func:`_by_name` keeps. Its names hold a word of
+    :func:`~buildport.passes.make_prescan.name_words`, or are the run's own compiler, architecture
+    and flag variables: with no such variable but ``NVCC`` (which holds one), the assignments at
+    the name search's hits; else every assignment, each told by its name (cheaper than searching
+    the text for hundreds of names)."""
+    facts = ctx.facts
+    if facts.compiler_vars <= _NVCC_ONLY and not facts.arch_vars and not facts.flag_vars:
+        return ctx.tree.assignments_at(ctx.name_scan().hits)
+    return ctx.tree.assignments_at(None)
 
 
 def _by_name(ctx: MakeContext, name: str) -> bool:

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from buildport.prescan import residue_words, trigger
-from buildport.wordtrie import WordSearch, trie_pattern
+from buildport.wordtrie import WordSearch
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
 from buildport.rules.make import (
@@ -150,21 +150,15 @@ _NAMES = trigger(name_words())
 _FOLDED = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
-@lru_cache(maxsize=16)
-def _named(names: frozenset[str]) -> re.Pattern[str]:
-    """A search for any of ``names``: one trie, as their hits are many where there are any (a
-    :class:`WordSearch` is faster only where there are few)."""
-    return re.compile(trie_pattern(names))
-
-
 class Names(Prescan):
-    """Where in a Makefile's text a variable name a rule acts on might be (:func:`name_words`, and
-    ``named``: the run's compiler, architecture and flag variables). An assignment line none of
-    them falls in sets a variable no rule reads for its name: the name need not be read."""
+    """Where in a Makefile's text a variable name a rule acts on might be, of those that hold a
+    word of :func:`name_words`. An assignment line none of them falls in sets a variable no rule
+    reads for its name, unless it is one of the run's own compiler, architecture and flag
+    variables (the passes tell those by name: see ``buildport.passes.make``)."""
 
     __slots__ = ()
 
-    def __init__(self, text: str, named: Iterable[str] = ()) -> None:
+    def __init__(self, text: str) -> None:
         self.hits = None
         if _off:
             return
@@ -175,9 +169,6 @@ class Names(Prescan):
             if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
                 return  # offsets would shift, or a name might match a pattern in a way the search does not
             hits = [m.start() for m in _NAMES.finditer(lowered)]
-        names = frozenset(named)
-        if names:
-            hits = sorted(hits + [m.start() for m in _named(names).finditer(text)])
         self.hits = hits
 
 
