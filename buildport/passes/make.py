@@ -183,12 +183,20 @@ def _inert(ctx: MakeContext, variable: str, value: str) -> bool:
     each test finds in the pieces whatever it would find in such a word.
     """
     facts = ctx.facts
-    if variable in facts.arch_vars or variable in facts.compiler_vars or variable in ROOT_VARIABLES or not skipping():
+    if variable in facts.arch_vars or variable in facts.compiler_vars or variable in ROOT_VARIABLES:
         return False
-    for word in value.split():
-        if "CUDA" in word or "cuda" in word or word.startswith(_CHANGING_PREFIXES):
+    return _inert_words(value)
+
+
+def _inert_words(text: str) -> bool:
+    """Whether :func:`_words` changes no word of ``text`` and reports nothing, as flags or not, as a
+    command or not (see :func:`_inert`): no nvcc or hipcc either, which a command's first word may be."""
+    if not skipping():
+        return False
+    for word in text.split():
+        if "CUDA" in word or "cuda" in word or "nvcc" in word or "hipcc" in word:
             return False
-        if word in BY_NAME or word.partition("=")[0] in BY_NAME:
+        if word.startswith(_CHANGING_PREFIXES) or word in BY_NAME or word.partition("=")[0] in BY_NAME:
             return False
         if word.startswith("-l") and word[2:] in BY_LINK_NAME:
             return False
@@ -238,6 +246,8 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
 
 def _command(ctx: MakeContext, span: Span) -> None:
     """A shell command: flags count after an nvcc invocation."""
+    if _inert_words(span.of(ctx.text)):
+        return  # a line that launches a compiler variable with nothing to change: $(CC) -O2 -c a.c
     spans = list(iter_words(ctx.text, span.start, span.end))
     words = [s.of(ctx.text) for s in spans]
     start = next(
