@@ -184,7 +184,7 @@ def _load_engines(kinds: set[str]) -> None:
     engine, prescan, _ = _engine()
     prescan.cmake_trigger()
     if MAKE in kinds:
-        engine._make()
+        engine.make_modules()
 
 
 def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache | None,

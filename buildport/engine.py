@@ -87,7 +87,7 @@ def port_make(
     flag variables of an included common.mk); without it the file is read alone.
     ``tree`` is ``text`` already parsed (by the same path), if it is.
     """
-    make = _make()
+    make = make_modules()
     options = options or Options()
     if tree is None or tree.source != text:
         tree = make.parse_make(text, path)
@@ -144,7 +144,7 @@ class _MakeModules:
 
 
 @functools.cache
-def _make() -> _MakeModules:
+def make_modules() -> _MakeModules:
     """The make modules, imported once (an import statement run per file costs microseconds)."""
     return _MakeModules()
 

@@ -395,7 +395,7 @@ def port_files(
 def _load_make_port() -> None:
     """Before the workers are forked: the make port's modules and parser, which this process needs
     later (the facts of the run) or not at all, loaded once here rather than in each worker."""
-    _engine()._make()
+    _engine().make_modules()
     _warm_make_parser()
 
 
