@@ -298,6 +298,22 @@ _UNSELECTED = (Blank, Comment)
 _ASSIGNMENT_ONLY = frozenset({Assignment})
 
 
+def _holding(
+    entries: list[tuple[type[Line], int, int, int]], starts: list[int], offsets: list[int],
+) -> Iterator[tuple[type[Line], int, int]]:  # fmt: skip
+    """(class, start, first token) of each outline entry (in order) whose span holds one of
+    ``offsets`` (ascending), each once; ``starts`` are the entries' starts."""
+    last = -1
+    for offset in offsets:
+        i = bisect_right(starts, offset) - 1
+        if i <= last:
+            continue  # before the first line, or in a line already given
+        cls, start, end, index = entries[i]
+        if offset < end:
+            last = i
+            yield cls, start, index
+
+
 def _line_start(line: Line) -> int:
     return line.span.start
 
@@ -399,16 +415,9 @@ class MakeFile:
         else:
             assert self._reader is not None
             entries, starts = self._reader.outline(), self._reader.starts()
-        last = -1
-        for offset in offsets:
-            i = bisect_right(starts, offset) - 1
-            if i <= last:
-                continue  # before the first line, or in a line already given
-            cls, _, end, index = entries[i]
-            if offset < end:
-                last = i
-                if cls in classes and cls not in _UNSELECTED:
-                    yield self.lines[index] if built else self._reader.node(index)  # type: ignore[union-attr]
+        for cls, _, index in _holding(entries, starts, offsets):
+            if cls in classes and cls not in _UNSELECTED:
+                yield self.lines[index] if built else self._reader.node(index)  # type: ignore[union-attr]
 
     def assignments_at(self, offsets: list[int] | None) -> list[tuple[int, str, Span]]:
         """Where each assignment line that holds one of ``offsets`` (ascending; None: every one)
@@ -422,19 +431,11 @@ class MakeFile:
             return [(start, *reader.variable(start)[1:]) for cls, start, _, _ in reader.outline() if cls is Assignment]
         if not offsets:
             return []
-        entries, starts = reader.outline(), reader.starts()
         found: list[tuple[int, str, Span]] = []
-        last = -1
-        for offset in offsets:
-            i = bisect_right(starts, offset) - 1
-            if i <= last:
-                continue  # before the first line, or in a line already given
-            cls, start, end, _ = entries[i]
-            if offset < end:
-                last = i
-                if cls is Assignment:
-                    _, variable, value = reader.variable(start)
-                    found.append((start, variable, value))
+        for cls, start, _ in _holding(reader.outline(), reader.starts(), offsets):
+            if cls is Assignment:
+                _, variable, value = reader.variable(start)
+                found.append((start, variable, value))
         return found
 
     def recipe_lines(self, rule: Line) -> list[RecipeLine]:
