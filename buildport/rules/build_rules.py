@@ -129,7 +129,9 @@ RULES: tuple[BuildRule, ...] = (
               "`TARGET_ARCH`/`TARGET_OS` detection and `findcudalib.mk` serve NVIDIA's platforms (Tegra, "
               "ppc64le, sbsa); they are kept and need review.", "CUDA samples build system"),
     BuildRule("make-c-source", ".c file compiled by nvcc", WARNING, "make", "no",
-              "nvcc compiles `.c` files as C; hipcc would compile them as HIP/C++.", "hipcc documentation"),
+              "nvcc compiles `.c` files as C; hipcc would compile them as HIP/C++. Reported where nvcc or "
+              "hipcc builds one: the rule's recipe, a pattern or suffix rule for `.c` files, or make's "
+              "built-in rule when `CC` is nvcc.", "hipcc documentation"),
     # --- nvcc flag translation (both engines) -------------------------------------------------
     BuildRule("nvcc-flag", "nvcc flag value not translated", WARNING, "build", "no",
               "An nvcc flag whose value buildport does not know is left as it is; hipcc will reject or "
