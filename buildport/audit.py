@@ -450,7 +450,7 @@ def _line_blocks(original: str, text: str, regions: list[Region]) -> Iterator[Re
         line_start = original.rfind("\n", 0, start) + 1
         if stop >= 0:
             if start >= stop:  # no region left before the open block's end: ``delta`` holds there
-                stop = _settled(original, text, stop, delta)
+                stop = _settled(original, text, stop, delta, start)
             if line_start < stop or stop == len(original):  # on a line of the open block: one block
                 delta = new_end - end
                 stop = max(stop, _line_end(original, end - 1 if end > start else start))
@@ -464,10 +464,15 @@ def _line_blocks(original: str, text: str, regions: list[Region]) -> Iterator[Re
         yield first, stop, new_first, stop + delta
 
 
-def _settled(original: str, text: str, stop: int, delta: int) -> int:
-    """``stop``, a line end of the original, moved on until ``stop + delta`` ends a line of the new text too."""
-    while stop < len(original) and text[stop + delta - 1] != "\n":  # the new text joined the next line
-        stop = _line_end(original, stop)
+def _settled(original: str, text: str, stop: int, delta: int, limit: int | None = None) -> int:
+    """``stop``, a line end of the original, moved on until ``stop + delta`` ends a line of the new text too.
+
+    ``limit`` is where the next region starts: the shift ``delta`` holds only before it, so the
+    search ends once past it (and the block then takes that region in).
+    """
+    limit = len(original) if limit is None else limit
+    while stop < len(original) and stop <= limit and text[stop + delta - 1] != "\n":
+        stop = _line_end(original, stop)  # the new text joined the next line
     return stop
 
 

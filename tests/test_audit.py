@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from buildport.audit import CMAKE, MAKE, RuleFilter, UsageError, audit, audit_text, code_only
@@ -300,6 +300,7 @@ _LINE_TEXT = st.text(alphabet="ab \n", max_size=40)
 @settings(max_examples=400, deadline=None)
 @given(_LINE_TEXT, st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6), st.text(alphabet="xy\n", max_size=6)),
                             max_size=5))
+@example("a" * 27 + "\n\na", [(22, 6, ""), (28, 2, "")])  # a line joined to the next region's: one block
 def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[int, int, str]]) -> None:
     """Outside the blocks both texts have the same lines; each block is whole lines of both."""
     from buildport.audit import _line_blocks, _lines
