@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Callable, Iterator, TypeVar, Union
 
 from buildport.grammars import cached_terminals
-from buildport.syntax.errors import ParseError, position_of
+from buildport.syntax.errors import ParseError
 
 #: Token types that carry no meaning: what LibCST/parso call trivia.
 TRIVIA = frozenset({"SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT", "BOM"})
@@ -421,6 +421,10 @@ def parse_cmake(text: str, path: str = "<input>") -> CMakeFile:
 _GLUED = re.compile(r"\]=*\][^\s()#]")
 
 
+#: The error of a command that does not start a line.
+_ONE_PER_LINE = "expected a newline before this command (one command per line)"
+
+
 def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
     """What CMake rejects while reading, though every token is valid.
 
@@ -432,9 +436,7 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
         for i in range(2, len(cuts) - 1, 2):
             before = tree.text[cuts[i - 1] : cuts[i]].rstrip(" \t")
             if not (before.endswith(("\n", "\r")) or (not before and i == 2)):
-                line, col, source = position_of(tree.text, cuts[i])
-                raise ParseError("expected a newline before this command (one command per line)", line, col,
-                                 source, path)
+                raise ParseError.at(tree.text, cuts[i], _ONE_PER_LINE, path)
         items: list[Union[Leaf, Command]] = []
     else:
         items = tree.items
@@ -445,9 +447,7 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
         while j >= 0 and isinstance(items[j], Leaf) and items[j].type == "SPACE":  # type: ignore[union-attr]
             j -= 1
         if j >= 0 and not (isinstance(items[j], Leaf) and items[j].type in ("NEWLINE", "BOM")):  # type: ignore[union-attr]
-            line, col, source = position_of(tree.text, item.start)
-            raise ParseError("expected a newline before this command (one command per line)", line, col, source,
-                             path)
+            raise ParseError.at(tree.text, item.start, _ONE_PER_LINE, path)
     glued = [m.start() for m in _GLUED.finditer(tree.text)]
     if not glued:
         return
@@ -462,9 +462,8 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
         leaves = list(Command.lazy(tree.text, *spans[i]).iter_leaves())
         for left, right in zip(leaves, leaves[1:]):
             if left.type == "BRACKET_ARG" and right.type in ARGUMENTS:
-                line, col, source = position_of(tree.text, right.start)
-                raise ParseError("argument not separated from the preceding bracket argument by whitespace",
-                                 line, col, source, path)
+                raise ParseError.at(tree.text, right.start,
+                                    "argument not separated from the preceding bracket argument by whitespace", path)
 
 
 def _recognize(text: str) -> list[int] | None:

@@ -17,7 +17,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from buildport.grammars import cached_lark, grammar_text
 from buildport.syntax.cmake import CMakeFile, Command, Leaf, ParenGroup, check_layout
-from buildport.syntax.errors import ParseError, position_of
+from buildport.syntax.errors import ParseError
 
 
 def terminals() -> dict[str, str]:
@@ -97,8 +97,7 @@ def _error(text: str, exc: UnexpectedInput, path: str) -> ParseError:
     else:  # pragma: no cover - lark has no other kinds today
         offset = 0
         message = "cannot parse"
-    line, col, source = position_of(text, offset)
-    return ParseError(message, line, col, source, path)
+    return ParseError.at(text, offset, message, path)
 
 
 def _describe_char(text: str, offset: int) -> str:
@@ -145,6 +144,5 @@ def _unclosed(text: str, path: str) -> ParseError:
                 last_word = token.start_pos or 0
     except UnexpectedInput:
         pass
-    line, col, source = position_of(text, opened)
     message = "unbalanced parentheses: this command is not closed before the end of the file"
-    return ParseError(message, line, col, source, path)
+    return ParseError.at(text, opened, message, path)

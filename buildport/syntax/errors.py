@@ -19,6 +19,12 @@ class ParseError(Exception):
         self.source_line = source_line
         self.path = path
 
+    @classmethod
+    def at(cls, text: str, offset: int, message: str, path: str = "") -> "ParseError":
+        """The error ``message`` at ``offset`` of ``text``, with its line and column (:func:`position_of`)."""
+        line, col, source_line = position_of(text, offset)
+        return cls(message, line, col, source_line, path)
+
     def with_path(self, path: str) -> "ParseError":
         return ParseError(self.message, self.line, self.col, self.source_line, path)
 

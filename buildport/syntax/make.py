@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from buildport.grammars import grammar_text
-from buildport.syntax.errors import ParseError, position_of
+from buildport.syntax.errors import ParseError
 from buildport.syntax.make_build import IF_KEYWORDS, conditional_parts
 from buildport.syntax.make_nodes import (
     Assignment,
@@ -161,11 +161,6 @@ def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
             gc.enable()
 
 
-def _error(text: str, offset: int, message: str, path: str) -> ParseError:
-    line, col, source_line = position_of(text, offset)
-    return ParseError(message, line, col, source_line, path)
-
-
 def _valid_condition(line: Conditional) -> bool:
     """What make can tell before expanding: ``ifeq`` needs arguments, ``ifdef`` one name."""
     return _valid(line.source, line.condition, line.arguments)
@@ -211,7 +206,7 @@ def _check(text: str, path: str, children: list[Any], checked: list[int]) -> Non
         kind, start, end = children[index]
         if kind == "OTHER":  # the whole line is the token
             if _STRAY_ENDEF.match(text, start, end):
-                raise _error(text, skip_blanks(text, start, end), "extraneous 'endef'", path)
+                raise ParseError.at(text, skip_blanks(text, start, end), "extraneous 'endef'", path)
             continue
         written = text[start:end]
         facts = known.get(written)
@@ -220,16 +215,16 @@ def _check(text: str, path: str, children: list[Any], checked: list[int]) -> Non
         word, valid, plain, keyword = facts
         keyword += start
         if not valid:
-            raise _error(text, keyword, "invalid syntax in conditional", path)
+            raise ParseError.at(text, keyword, "invalid syntax in conditional", path)
         if word in IF_KEYWORDS:
             open_ifs.append((keyword, False))
         elif not open_ifs:
-            raise _error(text, keyword, f"extraneous '{word}'", path)
+            raise ParseError.at(text, keyword, f"extraneous '{word}'", path)
         elif word == "endif":
             open_ifs.pop()
         elif open_ifs[-1][1]:
-            raise _error(text, keyword, "only one 'else' per conditional", path)
+            raise ParseError.at(text, keyword, "only one 'else' per conditional", path)
         elif plain:
             open_ifs[-1] = (open_ifs[-1][0], True)
     if open_ifs:
-        raise _error(text, open_ifs[-1][0], "missing 'endif'", path)
+        raise ParseError.at(text, open_ifs[-1][0], "missing 'endif'", path)

@@ -16,7 +16,6 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 from buildport.grammars import cached_lark
 from buildport.syntax.errors import ParseError
-from buildport.syntax.make import _error
 from buildport.syntax.make_build import Record
 from buildport.syntax.make_words import skip_blanks
 
@@ -60,12 +59,12 @@ def _lark_error(text: str, exc: UnexpectedInput, path: str) -> ParseError:
     if isinstance(exc, UnexpectedToken) and exc.token.type == "$END":
         define = _open_define(exc)
         if define is not None:
-            return _error(text, define, "missing 'endef', unterminated 'define'", path)
+            return ParseError.at(text, define, "missing 'endef', unterminated 'define'", path)
     offset = getattr(exc, "pos_in_stream", None)
     if isinstance(exc, UnexpectedToken) and exc.token.start_pos is not None:
         offset = exc.token.start_pos
     # The grammar accepts every line; this is a gap in it, not in the input.
-    return _error(text, offset if isinstance(offset, int) else len(text), "cannot read this line", path)
+    return ParseError.at(text, offset if isinstance(offset, int) else len(text), "cannot read this line", path)
 
 
 def _open_define(exc: UnexpectedToken) -> int | None:
