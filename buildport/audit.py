@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
@@ -401,17 +401,15 @@ def _engine() -> tuple[ModuleType, ModuleType, ModuleType]:
 def _make_quiet(text: str) -> bool:
     """Whether a Makefile's text holds no residue word (:func:`~buildport.prescan.may_have_residue`), from
     the search the make port already made of it (which looks for those words too)."""
-    quiet, link_names = _make_prescan()
-    return quiet(text, frozenset(link_names)) or not _engine()[1].may_have_residue(text)
+    return _make_prescan().holds_no_word(text) or not _engine()[1].may_have_residue(text)
 
 
 @functools.cache
-def _make_prescan() -> tuple[Callable[[str, frozenset[str]], bool], dict[str, Any]]:
-    """:func:`buildport.passes.make_prescan.quiet` and the link names it is given, imported once."""
-    from buildport.passes.make_prescan import quiet
-    from buildport.rules.libraries import BY_LINK_NAME
+def _make_prescan() -> ModuleType:
+    """:mod:`buildport.passes.make_prescan`, imported with the first Makefile audited, once."""
+    from buildport.passes import make_prescan
 
-    return quiet, BY_LINK_NAME
+    return make_prescan
 
 
 def line_changes(result: Result) -> dict[int, str | None]:

@@ -79,15 +79,27 @@ def quiet(text: str, link_names: frozenset[str]) -> bool:
     ``text``, as their searches read it: one search where most Makefiles would take three to find
     nothing."""
     lowered = text.lower()
-    if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
+    if not _searchable(text, lowered):
         return False  # the searches report no offsets for such a text: let them say so
     return not _either(link_names).found_in(lowered)
 
 
+def holds_no_word(text: str) -> bool:
+    """:func:`quiet` with the library table's link names as they are now."""
+    return quiet(text, frozenset(library_rules.BY_LINK_NAME))
+
+
 def hint_free(text: str) -> bool:
     """Whether no name word (:func:`name_words`, the platform hints among them) can be in ``text``:
-    :func:`quiet`, and never inside :func:`disabled`."""
-    return not _off and quiet(text, frozenset(library_rules.BY_LINK_NAME))
+    :func:`holds_no_word`, and never inside :func:`disabled`."""
+    return not _off and holds_no_word(text)
+
+
+def _searchable(text: str, lowered: str) -> bool:
+    """Whether the searches of ``lowered`` (``text`` case folded) give offsets into ``text`` and find
+    every name a case-insensitive pattern would: no character changes length when case folded, and
+    none is one ``re`` folds to an ASCII letter."""
+    return len(lowered) == len(text) and (text.isascii() or _FOLDED.search(text) is None)
 
 
 @lru_cache(maxsize=8)
@@ -162,11 +174,11 @@ class Names(Prescan):
         self.hits = None
         if _off:
             return
-        if quiet(text, frozenset(library_rules.BY_LINK_NAME)):
+        if holds_no_word(text):
             hits = []
         else:
             lowered = text.lower()
-            if len(lowered) != len(text) or (not text.isascii() and _FOLDED.search(text)):
+            if not _searchable(text, lowered):
                 return  # offsets would shift, or a name might match a pattern in a way the search does not
             hits = [m.start() for m in _NAMES.finditer(lowered)]
         self.hits = hits
