@@ -68,8 +68,9 @@ def cached_json(name: str, material: bytes, derive: Callable[[], T], valid: Call
     The file is named by ``name`` and a hash of ``material``, of Lark's version
     file and of the Python version, so the value is derived again when any of
     them changes; one that cannot be read, or that is not ``valid``, is derived
-    again and replaced (atomically). Without a cache folder, ``derive()`` answers
-    each time.
+    again and replaced (atomically). A derived ``None`` says there is nothing to
+    keep, and is not written. Without a cache folder, ``derive()`` answers each
+    time.
     """
     folder = parser_cache_dir()
     if folder is None:
@@ -80,7 +81,8 @@ def cached_json(name: str, material: bytes, derive: Callable[[], T], valid: Call
     if found is not None and valid(found):
         return found  # type: ignore[no-any-return]
     value = derive()
-    write_json(target, value)  # an unwritable cache costs the next run the time to derive it again
+    if value is not None:
+        write_json(target, value)  # an unwritable cache costs the next run the time to derive it again
     return value
 
 

@@ -503,12 +503,17 @@ def test_tables_from_data_are_the_tables_lark_gives(tmp_path: Path, monkeypatch:
         assert scan(text, loaded) == scan(text, made) == scan(text, tables(make._parser(make.TAB)))
 
 
-def test_a_grammar_that_needs_lark_s_lexer_is_not_kept_as_data() -> None:
+def test_a_grammar_that_needs_lark_s_lexer_is_not_kept_as_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lark import Lark
 
-    from buildport.syntax.make_scan import table_data
+    from buildport.syntax.make_scan import cached_tables, table_data
 
-    assert table_data(tables(Lark(_KEYWORD_GRAMMAR, parser="lalr", lexer="contextual"), fuse=False)) is None
+    parser = Lark(_KEYWORD_GRAMMAR, parser="lalr", lexer="contextual")
+    assert table_data(tables(parser, fuse=False)) is None
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", str(tmp_path))
+    made = cached_tables(_KEYWORD_GRAMMAR, lambda: parser)
+    assert scan("if x", made) is None  # read by Lark, as before
+    assert list(tmp_path.glob("make-tables-*.json")) == []  # nothing written to be read back and refused
 
 
 @pytest.mark.parametrize("damage", ["", "{}", '{"actions": [], "lexers": [0], "patterns": [], "start": 0, "end": 1, "newline": null}'])
