@@ -423,12 +423,12 @@ class MakeFile:
         """Where each assignment line that holds one of ``offsets`` (ascending; None: every one)
         starts, the variable it sets and its value, in order: what the nodes :meth:`lines_at` gives
         say, without them."""
+        if offsets is None:
+            return [(start, variable, value) for start, (_, variable, value) in self.variables().items()]
         if self._lines is not None or self._reader is None:
             return [(line.start, line.variable, line.value)  # type: ignore[attr-defined]
                     for line in self.lines_at(offsets, _ASSIGNMENT_ONLY)]  # fmt: skip
         reader = self._reader
-        if offsets is None:
-            return [(start, *reader.variable(start)[1:]) for cls, start, _, _ in reader.outline() if cls is Assignment]
         if not offsets:
             return []
         found: list[tuple[int, str, Span]] = []
