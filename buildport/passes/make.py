@@ -92,10 +92,13 @@ def nothing_to_port(text: str, facts: MakeFacts) -> bool:
     reading a line: no word a rule looks for and no name it reads a variable by (:func:`hint_free`),
     no ``$(foreach ...)`` (whose ``$(eval ...)`` may set architecture flags with no such word), and
     facts that name no variable besides ``NVCC`` (whose name holds such a word)."""
-    return (
-        facts.compiler_vars <= _NVCC_ONLY and not facts.arch_vars and not facts.flag_vars
-        and "foreach" not in text and hint_free(text)
-    )  # fmt: skip
+    return _names_only_nvcc(facts) and "foreach" not in text and hint_free(text)
+
+
+def _names_only_nvcc(facts: MakeFacts) -> bool:
+    """Whether ``facts`` name no compiler, architecture or flag variable but ``NVCC``, as the
+    default facts of a file read alone do."""
+    return facts.compiler_vars <= _NVCC_ONLY and not facts.arch_vars and not facts.flag_vars
 
 
 _NVCC_ONLY = frozenset({"NVCC"})
@@ -158,8 +161,7 @@ def _named_assignments(ctx: MakeContext) -> list[tuple[int, str, Span]]:
     and flag variables: with no such variable but ``NVCC`` (which holds one), the assignments at
     the name search's hits; else every assignment, each told by its name (cheaper than searching
     the text for hundreds of names)."""
-    facts = ctx.facts
-    if facts.compiler_vars <= _NVCC_ONLY and not facts.arch_vars and not facts.flag_vars:
+    if _names_only_nvcc(ctx.facts):
         return ctx.tree.assignments_at(ctx.name_scan().hits)
     return ctx.tree.assignments_at(None)
 
@@ -203,7 +205,10 @@ def _inert_words(text: str) -> bool:
     return True
 
 
-_CHANGING_PREFIXES = ("$(addprefix", "${addprefix", "$(foreach", "${foreach")
+_ADDPREFIX = ("$(addprefix", "${addprefix")
+_FOREACH = ("$(foreach", "${foreach")
+#: What a word :func:`_word` may rewrite whatever else it holds begins with.
+_CHANGING_PREFIXES = _ADDPREFIX + _FOREACH
 _OWN = frozenset(name for name, _ in PRELUDE)
 _ASSIGNMENTS = frozenset({Assignment})
 
@@ -378,11 +383,11 @@ def _foreach_arch(word: str) -> bool:
 
 def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool = False) -> str:
     """One word: -Xcompiler prefixes, paths, libraries, the nvcc command itself."""
-    if word.startswith(("$(addprefix", "${addprefix")):  # what the pattern begins with
+    if word.startswith(_ADDPREFIX):  # what the pattern begins with
         m = _ADDPREFIX_XCOMPILER.match(word)
         if m:
             return m.group(1)
-    if flags and word.startswith(("$(foreach", "${foreach")) and _foreach_arch(word):
+    if flags and word.startswith(_FOREACH) and _foreach_arch(word):
         ctx.report(offset, "make-arch", Severity.INFO, "per-architecture -gencode loop → $(HIP_ARCH_FLAGS)",
                    fixable=True, replacement=_HIP_ARCH)
         return _HIP_ARCH
@@ -479,10 +484,11 @@ def _platform(ctx: MakeContext, start: int, variable: str) -> None:
 
 def _builds_c(ctx: MakeContext, rule: Rule) -> bool:
     """A rule with a ``.c`` prerequisite, or the old suffix rule ``.c.o:``."""
-    text = ctx.text
-    return any(w.of(text).endswith(".c") for w in rule.prerequisite_words) or any(
-        w.of(text).startswith(".c.") for w in rule.target_words
-    )
+    return any(w.of(ctx.text).endswith(".c") for w in rule.prerequisite_words) or _is_c_suffix_rule(ctx, rule)
+
+
+def _is_c_suffix_rule(ctx: MakeContext, rule: Rule) -> bool:
+    return any(w.of(ctx.text).startswith(".c.") for w in rule.target_words)
 
 
 def _compiles_for_gpu(ctx: MakeContext, rule: Rule) -> bool:
@@ -510,8 +516,8 @@ def _recipe_commands(ctx: MakeContext, rule: Rule) -> list[str]:
 def _is_c_pattern(ctx: MakeContext, rule: Rule) -> bool:
     """``%.o: %.c``, ``$(OBJS): %.o: %.c`` or the old suffix rule ``.c.o:``."""
     text = ctx.text
-    return any("%" in w.of(text) and w.of(text).endswith(".c") for w in rule.prerequisite_words) or any(
-        w.of(text).startswith(".c.") for w in rule.target_words
+    return any("%" in w.of(text) and w.of(text).endswith(".c") for w in rule.prerequisite_words) or (
+        _is_c_suffix_rule(ctx, rule)
     )
 
 
