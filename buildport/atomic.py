@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import tempfile
 import time
 from typing import Any
 
@@ -23,29 +23,60 @@ def write_json(path: str | os.PathLike[str], value: object) -> bool:
     with lone surrogates as the bytes they stand for (names that are not UTF-8);
     readers open these files with ``errors="surrogateescape"``. A cache that
     cannot be written only costs a later run time, so failing is not an error.
+
+    A run that ports a tree full of CUDA stores thousands of entries, so each
+    costs four system calls: create the temporary file (its folder is made only
+    when that fails for want of it), one write, close, rename.
     """
     try:
         # one write of the whole text: json.dump() writes piece by piece, several times slower
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    except ValueError:
+        data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    except ValueError:  # a surrogate that stands for no byte (UnicodeEncodeError), or a circular value
         return False
-    folder = os.path.dirname(os.fspath(path))
+    target = os.fspath(path)
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        fd, temp = _temporary(os.path.dirname(target))
     except OSError:
         return False
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write(text)
-        os.replace(temp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
         return True
-    except (OSError, ValueError):  # ValueError: a surrogate that stands for no byte
+    except OSError:
         try:
             os.unlink(temp)
         except OSError:
             pass
         return False
+
+
+_TEMPORARY_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+                    | getattr(os, "O_BINARY", 0))
+_numbers = itertools.count()
+
+
+def _temporary(folder: str) -> tuple[int, str]:
+    """A new file ``.tmp-<pid>-<n>.json`` in ``folder``, open for writing (as :func:`tempfile.mkstemp`
+    makes one, without its search for a random name: the process id and a count are unique among
+    the writers alive); ``folder`` is made if it is missing."""
+    made = False
+    for _ in range(100):
+        temp = os.path.join(folder, f".tmp-{os.getpid()}-{next(_numbers)}.json")
+        try:
+            return os.open(temp, _TEMPORARY_FLAGS, 0o600), temp
+        except FileExistsError:
+            continue  # left by a writer that died with this process id
+        except FileNotFoundError:
+            if made or not folder:
+                raise
+            os.makedirs(folder, exist_ok=True)
+            made = True
+    raise FileExistsError(f"no free temporary name in {folder}")
 
 
 def read_json(path: str | os.PathLike[str]) -> Any | None:

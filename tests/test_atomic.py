@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from buildport import atomic
 from buildport.atomic import write_json
 
 
@@ -42,3 +43,26 @@ def test_what_cannot_be_written_leaves_the_old_file(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     assert not write_json(blocker / "f.json", {})
+
+
+def test_a_temporary_name_left_by_a_dead_writer_is_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import itertools
+
+    monkeypatch.setattr(atomic, "_numbers", itertools.count())
+    stale = tmp_path / f".tmp-{os.getpid()}-0.json"
+    stale.write_text("left behind")
+    assert write_json(tmp_path / "f.json", {"a": 1})
+    assert _read(tmp_path / "f.json") == {"a": 1}
+    assert stale.read_text() == "left behind"  # not written through, not removed (pruning drops old ones)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [stale.name, "f.json"]
+
+
+def test_a_failed_rename_leaves_no_temporary_file(tmp_path: Path) -> None:
+    (tmp_path / "f.json").mkdir()  # a folder where the file would go: the rename fails
+    assert not write_json(tmp_path / "f.json", {"a": 1})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json"]
+
+
+def test_written_for_the_owner_alone(tmp_path: Path) -> None:
+    assert write_json(tmp_path / "f.json", [1])
+    assert (tmp_path / "f.json").stat().st_mode & 0o777 == 0o600
