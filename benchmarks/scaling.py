@@ -18,8 +18,13 @@ whole run, see ``buildport/replay.py``) and once file by file through the per-fi
 cache and the file index (``BUILDPORT_REPLAY=0``, as after a change to one file). The two runs of a comparison are timed as
 ``--reps`` pairs, back to back in alternating order, so that a busy spell of a
 shared machine slows both sides of a pair; a figure gives the median times, the
-median ratio of the pairs and their range. Last, the start-up time of
-``--version`` (median). Nothing here is asserted; figures vary with the machine.
+median ratio of the pairs and their range. Then what bounds ``--jobs 2`` on the
+machine: the CPU that one ``cmake --check --jobs 1`` run uses alone, against what
+each of two such runs uses when they run at once (two busy cores share caches and
+memory, and on a virtual machine perhaps one physical core): if the same work
+costs a factor ``f`` more, two workers can at best be ``2 / f`` times one process.
+Last, the start-up time of ``--version`` (median). Nothing here is asserted;
+figures vary with the machine.
 """
 
 from __future__ import annotations
@@ -53,6 +58,20 @@ def empty(cache: Path, keep: tuple[str, ...] = ()) -> None:
     for entry in cache.iterdir() if cache.is_dir() else ():
         if entry.name not in keep:
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+
+
+def cpu_of(commands: list[list[str]], env: dict[str, str], cwd: Path) -> list[float]:
+    """The CPU seconds (user and system) of each command, all of them started at once."""
+    running = [subprocess.Popen(c, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for c in commands]  # fmt: skip
+    used: list[float] = []
+    for command, process in zip(commands, running):
+        _, status, usage = os.wait4(process.pid, 0)  # the child's own use, as the kernel counted it
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode not in (0, 1, 2):
+            raise SystemExit(f"{' '.join(command)} failed ({process.returncode})")
+        used.append(usage.ru_utime + usage.ru_stime)
+    return used
 
 
 def median_of(reps: int, command: list[str], env: dict[str, str], cwd: Path) -> float:
@@ -131,6 +150,9 @@ def measure(root: Path, scratch: Path, reps: int, startup_reps: int) -> list[tup
             (f"{name}, cold / warm cache (--jobs 1)", ratio_figure(colds, warms, 1)),
             (f"{name}, cold / warm cache, replay off (BUILDPORT_REPLAY=0)", ratio_figure(colds_again, per_file, 1)),
         ]
+    if hasattr(os, "wait4"):
+        rows.append(("cmake --check --jobs 1: CPU of one run alone / of each of two at once",
+                     contention(root, scratch, reps, env)))
     interpreter = median_of(startup_reps, [sys.executable, "-c", "pass"], env, scratch)
     version = median_of(startup_reps, [*bp, "--version"], env, scratch)
     rows += [("python -c pass", f"{interpreter * 1000:.0f} ms"),
@@ -140,6 +162,33 @@ def measure(root: Path, scratch: Path, reps: int, startup_reps: int) -> list[tup
         rows.append(("buildport --version (console script)",
                      f"{median_of(startup_reps, [script, '--version'], env, scratch) * 1000:.0f} ms"))
     return rows
+
+
+def contention(root: Path, scratch: Path, reps: int, env: dict[str, str]) -> str:
+    """How much more CPU the same run costs when another one runs beside it: ``reps`` pairs of one
+    run alone and two at once (each with its own cache folder, no results kept), alternating."""
+    commands = []
+    for i in range(2):
+        cache = scratch / f"contention-{i}"
+        commands.append([sys.executable, "-m", "buildport", "cmake", "--check", "-q", str(root), "--jobs", "1",
+                         "--cache-dir", str(cache)])
+        cpu_of([commands[-1]], env, scratch)  # the parser tables, kept
+
+    def alone() -> float:
+        empty(scratch / "contention-0", keep=("parsers",))
+        return cpu_of(commands[:1], env, scratch)[0]
+
+    def together() -> float:
+        for i in range(2):
+            empty(scratch / f"contention-{i}", keep=("parsers",))
+        return statistics.mean(cpu_of(commands, env, scratch))
+
+    single, double = paired(reps, alone, together)
+    factors = sorted(b / a for a, b in zip(single, double))
+    factor = statistics.median(factors)
+    spread = f" (pairs {factors[0]:.2f}–{factors[-1]:.2f})" if len(factors) > 1 else ""
+    return (f"{statistics.median(single):.2f} s / {statistics.median(double):.2f} s: {factor:.2f}× the CPU"
+            f"{spread}, so --jobs 2 can be at most {2 / factor:.2f}× --jobs 1 here")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -294,6 +295,9 @@ def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
         assert f"| {run}, --jobs 1 / --jobs 2 (no results cached) | " in out
         assert f"| {run}, cold / warm cache (--jobs 1) | " in out
         assert f"| {run}, cold / warm cache, replay off (BUILDPORT_REPLAY=0) | " in out
+    assert re.search(r"\| cmake --check --jobs 1: CPU of one run alone / of each of two at once \| "
+                     r"[0-9.]+ s / [0-9.]+ s: [0-9.]+× the CPU, so --jobs 2 can be at most [0-9.]+× --jobs 1 here \|",
+                     out)
     assert "--version" in out
 
 
