@@ -48,9 +48,14 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1, 2):  # 1: changes or findings; 2: some files could not be parsed
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.decode()[-400:]}")
+    _check(command, done.returncode, done.stderr.decode()[-400:])
     return elapsed
+
+
+def _check(command: list[str], code: int, detail: str = "") -> None:
+    """Stop if a run failed: 1 (changes or findings) and 2 (some files could not be parsed) are answers."""
+    if code not in (0, 1, 2):
+        raise SystemExit(f"{' '.join(command)} failed ({code}){': ' + detail if detail else ''}")
 
 
 def empty(cache: Path, keep: tuple[str, ...] = ()) -> None:
@@ -68,8 +73,7 @@ def cpu_of(commands: list[list[str]], env: dict[str, str], cwd: Path) -> list[fl
     for command, process in zip(commands, running):
         _, status, usage = os.wait4(process.pid, 0)  # the child's own use, as the kernel counted it
         process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode not in (0, 1, 2):
-            raise SystemExit(f"{' '.join(command)} failed ({process.returncode})")
+        _check(command, process.returncode)
         used.append(usage.ru_utime + usage.ru_stime)
     return used
 
