@@ -23,13 +23,18 @@ machine: the CPU that one ``cmake --check --jobs 1`` run uses alone, against wha
 each of two such runs uses when they run at once (two busy cores share caches and
 memory, and on a virtual machine perhaps one physical core): if the same work
 costs a factor ``f`` more, two workers can at best be ``2 / f`` times one process.
-Last, the start-up time of ``--version`` (median). Nothing here is asserted;
-figures vary with the machine.
+Then what a large cache costs a run that has little to do: ``cmake --check`` of a
+small tree after a one-line edit (so the run is not replayed and ports that file
+again), with a cache that holds only this tree's results against one that also
+holds ``--filler`` entries of other work (about 3 kB each, as results of other
+trees and options would be). Last, the start-up time of ``--version`` (median).
+Nothing here is asserted; figures vary with the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import statistics
@@ -120,7 +125,7 @@ def byte_compile() -> None:
     compileall.compile_dir(str(REPO / "buildport"), quiet=1)
 
 
-def measure(root: Path, scratch: Path, reps: int, startup_reps: int) -> list[tuple[str, str]]:
+def measure(root: Path, scratch: Path, reps: int, startup_reps: int, filler: int = 40_000) -> list[tuple[str, str]]:
     """The table rows: (what, figure)."""
     byte_compile()
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -157,6 +162,8 @@ def measure(root: Path, scratch: Path, reps: int, startup_reps: int) -> list[tup
     if hasattr(os, "wait4"):
         rows.append(("cmake --check --jobs 1: CPU of one run alone / of each of two at once",
                      contention(root, scratch, reps, env)))
+    rows.append((f"cmake --check after a one-line edit: cache with {filler:,} other entries / without",
+                 cache_growth(scratch, reps, env, filler)))
     interpreter = median_of(startup_reps, [sys.executable, "-c", "pass"], env, scratch)
     version = median_of(startup_reps, [*bp, "--version"], env, scratch)
     rows += [("python -c pass", f"{interpreter * 1000:.0f} ms"),
@@ -195,6 +202,33 @@ def contention(root: Path, scratch: Path, reps: int, env: dict[str, str]) -> str
             f"{spread}, so --jobs 2 can be at most {2 / factor:.2f}× --jobs 1 here")
 
 
+def cache_growth(scratch: Path, reps: int, env: dict[str, str], filler: int) -> str:
+    """``reps`` pairs of a run after an edit with a cache that holds ``filler`` other entries and
+    one that does not (both warm for the tree), alternating."""
+    sys.path.insert(0, str(REPO))
+    from buildport.cache import Cache
+    from synthetic import write_tree
+
+    tree = scratch / "edited"
+    write_tree(tree, 10, 1)
+    edited = next(tree.rglob("CMakeLists.txt"))
+    small, large = scratch / "edit-cache", scratch / "edit-cache-filled"
+    other = Cache(large, max_bytes=10**12)
+    for i in range(filler):
+        other.put(hashlib.sha256(b"other work %d" % i).hexdigest(), {"text": "x" * 3000})
+
+    def after_edit(cache: Path) -> float:
+        with edited.open("a") as handle:
+            handle.write("# edited\n")
+        return timed([sys.executable, "-m", "buildport", "cmake", "--check", "-q", str(tree), "--jobs", "1",
+                      "--cache-dir", str(cache)], env, scratch)
+
+    for cache in (small, large):
+        after_edit(cache)  # the tree's results, and the first full reading of the entries' sizes
+    filled, bare = paired(reps, lambda: after_edit(large), lambda: after_edit(small))
+    return ratio_figure(filled, bare)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Time buildport runs: --jobs scaling, cache, start-up.")
     parser.add_argument("root", nargs="?", type=Path, help="a real tree to measure instead of a generated one")
@@ -202,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reps", type=int, default=5, help="pairs of runs per comparison")
     parser.add_argument("--startup-reps", type=int, default=20, help="runs of --version (median)")
+    parser.add_argument("--filler", type=int, default=40_000, help="entries of other work in the large cache")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from synthetic import write_tree
@@ -212,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         if tree is None:
             tree = scratch / "tree"
             write_tree(tree, args.files, args.seed)
-        rows = measure(tree.resolve(), scratch, args.reps, args.startup_reps)
+        rows = measure(tree.resolve(), scratch, args.reps, args.startup_reps, args.filler)
     what = str(args.root) if args.root else f"{args.files} generated CMake files and Makefiles"
     print(f"# buildport scaling: {what}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
           f"{args.reps} pairs per comparison (start-up: median of {args.startup_reps})\n")

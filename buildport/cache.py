@@ -19,8 +19,9 @@ Beside these, a run that writes nothing keeps a memo of its whole output in
 
 The cache is bounded: after a run that wrote entries, the least recently used
 ones are deleted until it holds at most ``BUILDPORT_CACHE_MAX_MB`` megabytes
-(default 256), a ``clean`` file keeps the newest 500,000 paths and the folder the
-newest 64 files (kinds of work and options). A hit marks its
+(default 256; every entry's size is read only when a sample of them says the
+cache may hold 90% of that, or once a day), a ``clean`` file keeps the newest
+500,000 paths and the folder the newest 64 files (kinds of work and options). A hit marks its
 entry used again (at most once a day, so a warm run does not rewrite metadata
 for every file).
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +55,12 @@ _DAY = 24 * 3600
 _CLEAN = "clean"
 _CLEAN_KEEP = 500_000
 _CLEAN_FILES = 64
+#: The file whose time says when every entry's size was last read (see Cache.prune), and what a
+#: sample of the entries must hold before it stands for the whole cache.
+_SCANNED = "last-scan"
+_SAMPLE_FOLDERS = 4
+_SAMPLE_ENTRIES = 256
+_random = random.Random()
 
 _fingerprint: str | None = None
 
@@ -211,14 +219,57 @@ class Cache:
             keep_newest(folder, _CLEAN_FILES)  # other code versions and options age out
 
     def prune(self) -> int:
-        """Delete the least recently used entries beyond ``max_bytes``, and old leftovers; the number deleted."""
-        entries: list[tuple[float, int, str]] = []
-        now = time.time()
-        deleted = 0
+        """Delete the least recently used entries beyond ``max_bytes``, and old leftovers; the number deleted.
+
+        Reading every entry's size costs a system call each (40,000 entries: about
+        0.26 s, more than a warm run's own work), so a run first estimates the size
+        from a sample (:meth:`_estimate`) and reads them all only when the estimate
+        reaches 90% of the budget (pruning leaves 80%, so most runs after a prune
+        read a sample only), or when the last full reading is a day old (which also
+        deletes the temporary files of writers that died).
+        """
         try:
             folders = [e.path for e in os.scandir(self.root) if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
         except OSError:
             return 0
+        marker = os.path.join(self.root, _SCANNED)
+        try:
+            recent = time.time() - os.stat(marker).st_mtime < _DAY
+        except OSError:
+            recent = False
+        if recent and self._estimate(folders) < self.max_bytes * 0.9:
+            return 0
+        deleted = self._scan(folders)
+        try:
+            with open(marker, "w"):
+                pass  # its time says when the last full reading was
+        except OSError:
+            pass
+        return deleted
+
+    @staticmethod
+    def _estimate(folders: list[str]) -> float:
+        """The bytes the entries of ``folders`` hold, from the folders read in a random order until
+        :data:`_SAMPLE_FOLDERS` of them and :data:`_SAMPLE_ENTRIES` entries are read: a key is a
+        hash, so each folder holds about as many entries as any other."""
+        total = entries = 0
+        for read, folder in enumerate(_random.sample(folders, len(folders)), 1):
+            try:
+                with os.scandir(folder) as listing:
+                    sizes = [e.stat(follow_symlinks=False).st_size for e in listing if e.name.endswith(".json")]
+            except OSError:
+                continue
+            total += sum(sizes)
+            entries += len(sizes)
+            if read >= _SAMPLE_FOLDERS and entries >= _SAMPLE_ENTRIES:
+                return total * len(folders) / read
+        return total
+
+    def _scan(self, folders: list[str]) -> int:
+        """Read every entry's size and age; delete the oldest beyond the budget and dead writers' files."""
+        entries: list[tuple[float, int, str]] = []
+        now = time.time()
+        deleted = 0
         for folder in folders:
             try:
                 listing = list(os.scandir(folder))

@@ -158,6 +158,52 @@ def test_the_cache_keeps_the_recently_used_entries_within_its_budget(tmp_path: P
     assert cache.prune() == 0  # under budget: nothing more goes
 
 
+def _fill_every_folder(cache: Any, per_folder: int) -> None:
+    """``per_folder`` entries of about 600 bytes in each of the 256 folders a key can start with."""
+    for folder in range(256):
+        for i in range(per_folder):
+            cache.put(f"{folder:02x}{i:062x}", {"text": "x" * 500})
+
+
+def test_a_cache_far_below_its_budget_is_sized_from_a_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport.cache import Cache
+
+    cache = Cache(tmp_path / "c", max_bytes=100_000_000)
+    _fill_every_folder(cache, 12)
+    dead = cache.root / "ab" / ".tmp-dead.json"
+    dead.write_text("{")
+    os.utime(dead, (1_000_000, 1_000_000))
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def counting(path: Any = ".") -> Any:
+        listed.append(os.path.basename(os.fspath(path)))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    assert cache.prune() == 1  # no full reading yet: every entry is read, and the dead writer's file goes
+    assert len([name for name in listed if len(name) == 2]) == 256 and not dead.exists()
+    dead.write_text("{")
+    os.utime(dead, (1_000_000, 1_000_000))
+    listed.clear()
+    assert cache.prune() == 0
+    # 12 entries a folder: the sample reads folders until it holds 256 entries, 22 of the 256
+    assert len([name for name in listed if len(name) == 2]) == 22 and dead.exists()
+    day_old = 1_000_000
+    os.utime(cache.root / "last-scan", (day_old, day_old))
+    assert cache.prune() == 1 and not dead.exists()  # a day on, every entry is read again
+
+
+def test_a_cache_over_budget_is_pruned_though_it_was_read_whole_lately(tmp_path: Path) -> None:
+    from buildport.cache import Cache
+
+    cache = Cache(tmp_path / "c", max_bytes=1_000_000)
+    _fill_every_folder(cache, 8)  # ~1.2 MB
+    (cache.root / "last-scan").touch()
+    assert cache.prune() > 0
+    assert sum(p.stat().st_size for p in cache.root.rglob("*.json")) <= 800_000
+
+
 def test_a_run_prunes_the_cache_to_the_budget_from_the_environment(tree: Path, tmp_path: Path) -> None:
     def fill(cache: Path, budget_mb: float) -> int:
         env = dict(os.environ, BUILDPORT_CACHE_MAX_MB=str(budget_mb))
@@ -288,7 +334,8 @@ def test_a_run_the_cache_answers_whole_loads_no_parser(command: list[str], tree:
 
 
 def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
-    done = subprocess.run([sys.executable, str(SCALING), "--files", "4", "--reps", "1", "--startup-reps", "1"],
+    done = subprocess.run([sys.executable, str(SCALING), "--files", "4", "--reps", "1", "--startup-reps", "1",
+                           "--filler", "300"],
                           capture_output=True, text=True, check=True, timeout=600)  # fmt: skip
     out = done.stdout
     for run in ("cmake --check", "make --check", "audit"):
@@ -298,6 +345,8 @@ def test_scaling_benchmark_runs_on_a_tiny_tree() -> None:
     assert re.search(r"\| cmake --check --jobs 1: CPU of one run alone / of each of two at once \| "
                      r"[0-9.]+ s / [0-9.]+ s: [0-9.]+× the CPU, so --jobs 2 can be at most [0-9.]+× --jobs 1 here \|",
                      out)
+    assert re.search(r"\| cmake --check after a one-line edit: cache with 300 other entries / without \| "
+                     r"[0-9.]+ s / [0-9.]+ s = [0-9.]+× \|", out)
     assert "--version" in out
 
 
