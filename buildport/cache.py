@@ -241,8 +241,8 @@ class Cache:
             return 0
         deleted = self._scan(folders)
         try:
-            with open(marker, "w"):
-                pass  # its time says when the last full reading was
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT, 0o600))
+            os.utime(marker)  # its time says when the last full reading was
         except OSError:
             pass
         return deleted

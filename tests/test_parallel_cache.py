@@ -183,6 +183,7 @@ def test_a_cache_far_below_its_budget_is_sized_from_a_sample(tmp_path: Path, mon
     monkeypatch.setattr(os, "scandir", counting)
     assert cache.prune() == 1  # no full reading yet: every entry is read, and the dead writer's file goes
     assert len([name for name in listed if len(name) == 2]) == 256 and not dead.exists()
+    assert (cache.root / "last-scan").stat().st_mode & 0o777 == 0o600  # as private as the entries
     dead.write_text("{")
     os.utime(dead, (1_000_000, 1_000_000))
     listed.clear()
