@@ -21,9 +21,9 @@ The cache is bounded: after a run that wrote entries, the least recently used
 ones are deleted until it holds at most ``BUILDPORT_CACHE_MAX_MB`` megabytes
 (default 256; every entry's size is read only when a sample of them says the
 cache may hold 90% of that, or once a day), a ``clean`` file keeps the newest
-500,000 paths and the folder the newest 64 files (kinds of work and options). A hit marks its
-entry used again (at most once a day, so a warm run does not rewrite metadata
-for every file).
+500,000 paths and the folder the newest 64 files (kinds of work and options). A
+hit marks its entry used again (at most once a day, so a warm run does not
+rewrite metadata for every file).
 """
 
 from __future__ import annotations
@@ -256,7 +256,8 @@ class Cache:
         for read, folder in enumerate(_random.sample(folders, len(folders)), 1):
             try:
                 with os.scandir(folder) as listing:
-                    sizes = [e.stat(follow_symlinks=False).st_size for e in listing if e.name.endswith(".json")]
+                    sizes = [e.stat(follow_symlinks=False).st_size for e in listing  # entries, not writers' files
+                             if e.name.endswith(".json") and not e.name.startswith(".tmp-")]
             except OSError:
                 continue
             total += sum(sizes)
