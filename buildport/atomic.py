@@ -12,6 +12,14 @@ from typing import Any
 #: pruning, which drops the least recently modified, keeps it; more often would rewrite metadata
 #: on every warm run.
 USED_AGAIN_AFTER = 24 * 3600
+#: What the name of a writer's temporary file begins with (the file it becomes does not).
+TEMPORARY_PREFIX = ".tmp-"
+
+
+def is_entry(name: str) -> bool:
+    """Whether a file named ``name`` is a JSON file :func:`write_json` has finished (not a writer's
+    temporary file)."""
+    return name.endswith(".json") and not name.startswith(TEMPORARY_PREFIX)
 
 
 def write_json(path: str | os.PathLike[str], value: object) -> bool:
@@ -66,7 +74,7 @@ def _temporary(folder: str) -> tuple[int, str]:
     the writers alive); ``folder`` is made if it is missing."""
     made = False
     for _ in range(100):
-        temp = os.path.join(folder, f".tmp-{os.getpid()}-{next(_numbers)}.json")
+        temp = os.path.join(folder, f"{TEMPORARY_PREFIX}{os.getpid()}-{next(_numbers)}.json")
         try:
             return os.open(temp, _TEMPORARY_FLAGS, 0o600), temp
         except FileExistsError:
@@ -96,8 +104,7 @@ def keep_newest(folder: str | os.PathLike[str], count: int) -> None:
     """Delete all but the ``count`` most recently modified JSON files of ``folder`` (not the
     temporary files of writers at work)."""
     try:
-        files = [(entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)
-                 if entry.name.endswith(".json") and not entry.name.startswith(".tmp-")]
+        files = [(entry.stat().st_mtime, entry.path) for entry in os.scandir(folder) if is_entry(entry.name)]
     except OSError:
         return
     for _, path in sorted(files, reverse=True)[count:]:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buildport import __version__
-from buildport.atomic import keep_newest, read_json, write_json
+from buildport.atomic import TEMPORARY_PREFIX, is_entry, keep_newest, read_json, write_json
 from buildport.fileindex import FileIndex, enabled as file_index_enabled
 
 if TYPE_CHECKING:
@@ -256,8 +256,7 @@ class Cache:
         for read, folder in enumerate(_random.sample(folders, len(folders)), 1):
             try:
                 with os.scandir(folder) as listing:
-                    sizes = [e.stat(follow_symlinks=False).st_size for e in listing  # entries, not writers' files
-                             if e.name.endswith(".json") and not e.name.startswith(".tmp-")]
+                    sizes = [e.stat(follow_symlinks=False).st_size for e in listing if is_entry(e.name)]
             except OSError:
                 continue
             total += sum(sizes)
@@ -281,10 +280,10 @@ class Cache:
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                if entry.name.startswith(".tmp-"):
+                if entry.name.startswith(TEMPORARY_PREFIX):
                     if now - info.st_mtime > _DAY:  # a writer that died; a live one finishes in milliseconds
                         deleted += _unlink(entry.path)
-                elif entry.name.endswith(".json"):
+                elif is_entry(entry.name):
                     entries.append((info.st_mtime, info.st_size, entry.path))
         total = sum(size for _, size, _ in entries)
         if total <= self.max_bytes:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
-from buildport.atomic import read_json, write_json
+from buildport.atomic import TEMPORARY_PREFIX, read_json, write_json
 
 T = TypeVar("T")
 
@@ -118,7 +118,7 @@ def cached_lark(name: str, grammar: str, transformer: Any, options: dict[str, An
         if target.is_file():
             return Lark(grammar, transformer=transformer, cache=str(target), **options)
         folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".lark")
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=TEMPORARY_PREFIX, suffix=".lark")
         os.close(fd)
         os.unlink(temp)  # Lark writes the file itself
         try:
