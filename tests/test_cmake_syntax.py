@@ -23,6 +23,7 @@ ROUND_TRIP = [
     "#[[ bracket\n comment ]]\nfoo(a) #[[x]] # tail\n",
     "#" + "[" + "=" * 75 + "[ deep ]" + "=" * 75 + "]\n",
     "if((A OR (B AND C)) AND NOT D)\nendif()\n",
+    "a()\nif(((((((A)))))) OR B)\n  b((((c))))\nendif()\n",  # nested deeper than the recognizer's regex
     'set(X -DX="a b" $(VAR) a[[b]] [=x [ = ==)\n',
     'string(REGEX MATCH "[[:space:]]" out "${in}")\n',
     "f(\\; a\\ b \\$ \\n)\n",
@@ -84,6 +85,11 @@ ERRORS = [
     ("a()\n\ufeffb()\n", 2, 1, "byte-order mark"),
     ("#[[ c ]] foo(a)\n", 1, 10, "expected a newline"),
     ("a() b()\n", 1, 5, "expected a newline"),
+    ("#[[ c\n ]] foo(a)\n", 2, 5, "expected a newline"),
+    ("a()\n  b() c()\n", 2, 7, "expected a newline"),
+    ("\ufeff#[[c]]a()\n", 1, 8, "expected a newline"),
+    ("a() b((((((x))))))\n", 1, 5, "expected a newline"),
+    ("a((((((x)))))) b()\n", 1, 16, "expected a newline"),
     ("set(x [[a]]b)\n", 1, 12, "not separated"),
 ]
 
@@ -136,6 +142,30 @@ def test_generated_files_round_trip(text: str) -> None:
     assert str(tree) == text
     assert tree == reference
     assert _arguments_of_fresh_commands(text) == _arguments_of(reference)
+
+
+_gap = st.sampled_from(["", " ", "\t", "\n", "\r\n", "\r", " # c\n", " #[[x]] ", "#[[a\nb]]", "\n  ", "\n#[[x]]"])
+_layout = st.lists(
+    st.tuples(_gap, st.sampled_from(["a()", "b(x)", "c((((((y))))))", "d (z)"])), min_size=1, max_size=5
+).map(lambda items: "".join(g + c for g, c in items))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.sampled_from(["", "\ufeff"]), _layout, _gap)
+def test_command_placement_as_the_reference_parser_judges_it(bom: str, body: str, tail: str) -> None:
+    """A command must start its line: the recognizer, which checks that itself for the commands it
+    finds, rejects at the same place as the reference parser, which checks every command after parsing."""
+    text = bom + body + tail
+    try:
+        tree = parse_cmake(text)
+    except ParseError as error:
+        with pytest.raises(ParseError) as reference:
+            parse_cmake_lark(text)
+        assert (error.line, error.col, error.message) == (
+            reference.value.line, reference.value.col, reference.value.message)
+    else:
+        assert str(tree) == text
+        assert tree == parse_cmake_lark(text)
 
 
 def test_arguments_are_read_without_the_other_leaves() -> None:

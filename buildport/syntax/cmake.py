@@ -23,7 +23,7 @@ import sys
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Iterator, TypeVar, Union
+from typing import Callable, Iterator, NamedTuple, TypeVar, Union
 
 from buildport.grammars import cached_terminals
 from buildport.syntax.errors import ParseError
@@ -216,36 +216,47 @@ class CMakeFile:
     spans the parser recorded; printing does not need it.
     """
 
-    __slots__ = ("_items", "text", "_line_starts", "_spans", "_commands")
+    __slots__ = ("_items", "text", "_line_starts", "_cuts", "_commands")
 
     def __init__(self, items: list[Union[Leaf, Command]], text: str) -> None:
         self._items: list[Union[Leaf, Command]] | None = items
         self.text = text
         self._line_starts: list[int] = []
-        self._spans: list[int] = []
+        #: Where the recognizer cuts the file (see :meth:`lazy`); None until first needed; [] for a
+        #: tree built leaf by leaf.
+        self._cuts: list[int] | None = []
         self._commands: list[Command] | None = None
 
     @classmethod
-    def lazy(cls, text: str, spans: list[int]) -> "CMakeFile":
-        """A file cut at ``spans``: ``0``, the end of a BOM, then each command's start and end, ``len(text)``."""
+    def lazy(cls, text: str, cuts: list[int] | None = None) -> "CMakeFile":
+        """A file the recognizer accepted, cut at ``cuts``: ``0``, the end of a BOM, then each
+        command's start and end, ``len(text)``; None: cut command by command when first needed."""
         tree = cls.__new__(cls)
         tree._items = None
         tree.text = text
         tree._line_starts = []
-        tree._spans = spans
+        tree._cuts = cuts
         tree._commands = None
         return tree
+
+    def _cut(self) -> list[int]:
+        """The cut points of a recognized file, found on first use."""
+        cuts = self._cuts
+        if cuts is None:
+            recognized = _without_gc(_recognize, self.text)
+            assert recognized is not None, "what the whole-file regex accepts, command by command accepts too"
+            cuts = self._cuts = recognized[0]
+        return cuts
 
     @property
     def items(self) -> list[Union[Leaf, Command]]:
         if self._items is None:
-            self._items = _without_gc(_build_items, self.text, self._spans, self._commands)
+            self._items = _without_gc(_build_items, self.text, self._cut(), self._commands)
         return self._items
 
     def __str__(self) -> str:
-        if self._items is None:  # the pieces between the recorded boundaries, in order
-            text, cuts = self.text, self._spans
-            return "".join([text[cuts[i] : cuts[i + 1]] for i in range(len(cuts) - 1)])
+        if self._items is None:  # recognized: the pieces between the cut points are the text's consecutive slices
+            return self.text
         return "".join([str(item) for item in self._items])
 
     def __eq__(self, other: object) -> bool:
@@ -269,7 +280,7 @@ class CMakeFile:
         """The top-level commands in order (computed once; callers must not change the list)."""
         if self._commands is None:
             if self._items is None:  # straight from the cut points: no trivia leaves are built
-                text, cuts = self.text, self._spans
+                text, cuts = self.text, self._cut()
                 self._commands = [Command.lazy(text, cuts[i], cuts[i + 1]) for i in range(2, len(cuts) - 1, 2)]
             else:
                 self._commands = [item for item in self._items if isinstance(item, Command)]
@@ -277,7 +288,7 @@ class CMakeFile:
 
     def cut_points(self) -> list[int] | None:
         """Where the recognizer cut the file (see :meth:`lazy`), or None for a tree built leaf by leaf."""
-        return self._spans if self._spans else None
+        return None if self._cuts == [] else self._cut()
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset; ``\\r\\n``, ``\\n`` and ``\\r`` end lines."""
@@ -337,6 +348,8 @@ _IN_ARGUMENTS = (
 #: their order changes speed only, never the result.
 _ARGUMENT_ORDER = ("SPACE", "UNQUOTED_ARG", "NEWLINE", "QUOTED_ARG", "LINE_COMMENT", "BRACKET_ARG", "BRACKET_COMMENT")
 _TRIVIA_ORDER = ("SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT")
+#: The trivia that can stand on a line before its line break.
+_LINE_TRIVIA_ORDER = ("SPACE", "LINE_COMMENT", "BRACKET_COMMENT")
 #: Parentheses nested deeper than this inside one command are checked token by token (that command only).
 _NESTING = 3
 _GROUP_NAME = re.compile(r"\(\?P([<=])([A-Za-z_]\w*)")
@@ -366,8 +379,19 @@ def _scanners() -> tuple[re.Pattern[str], re.Pattern[str]]:
     return alternation(_TOP_LEVEL), alternation(_IN_ARGUMENTS)
 
 
+class _Recognizers(NamedTuple):
+    #: The whole file (after a byte-order mark), when no command nests deeper than the regex unrolls.
+    whole: re.Pattern[str]
+    #: The first command with the trivia before it (group 1).
+    first: re.Pattern[str]
+    #: Any later command with the trivia before it (group 1).
+    command: re.Pattern[str]
+    #: Trivia, as at the end of a file.
+    trivia: re.Pattern[str]
+
+
 @lru_cache(maxsize=1)
-def _recognizers() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
+def _recognizers() -> _Recognizers | None:
     """Whole commands (with the trivia before them), and trailing trivia, as single regexes.
 
     Built from the grammar's terminal regexes: ``command: IDENT SPACE? LPAR
@@ -376,6 +400,12 @@ def _recognizers() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
     backtrack into a shorter token nor split one differently from the lexer: it
     accepts exactly what the lexer-plus-parser accepts, up to that depth.
     Atomic groups need Python 3.11; older versions use the token scanner only.
+
+    The trivia before a command is read as lines, each ending with a line break,
+    and then the blanks that indent the command: so a command the regex finds
+    also meets :func:`check_layout`'s rule that it starts a line. ``first`` is the
+    same for the file's first command, which may have nothing before it. ``whole``
+    is the file: the first command, the others, and the trivia after them.
     """
     if sys.version_info < (3, 11):
         return None
@@ -388,12 +418,27 @@ def _recognizers() -> tuple[re.Pattern[str], re.Pattern[str]] | None:
         renamed = (_GROUP_NAME.sub(lambda m: f"(?P{m[1]}{m[2]}_{k}", patterns[n]) for n in names)
         return "(?>" + "|".join(renamed) + ")"
 
-    group = r"\((?:" + one_of(_ARGUMENT_ORDER) + r")*+\)"
-    for _ in range(_NESTING - 1):
-        group = r"\((?:" + one_of(_ARGUMENT_ORDER) + "|" + group + r")*+\)"
-    command = f"(?>{patterns['IDENT']})(?:{patterns['SPACE']})?{group}"
-    trivia = "(?:" + one_of(_TRIVIA_ORDER) + ")*+"
-    return re.compile(f"({trivia}){command}"), re.compile(trivia)
+    def command() -> str:
+        group = r"\((?:" + one_of(_ARGUMENT_ORDER) + r")*+\)"
+        for _ in range(_NESTING - 1):
+            group = r"\((?:" + one_of(_ARGUMENT_ORDER) + "|" + group + r")*+\)"
+        return f"(?>{patterns['IDENT']})(?:{patterns['SPACE']})?{group}"
+
+    def trivia() -> str:
+        return "(?:" + one_of(_TRIVIA_ORDER) + ")*+"
+
+    def before(first: bool) -> str:
+        """The trivia before a command: whole lines (at least one, but before the first), then blanks."""
+        lines = "(?:(?:" + one_of(_LINE_TRIVIA_ORDER) + f")*+(?:{patterns['NEWLINE']}))"
+        return lines + ("*+" if first else "++") + f"(?:{patterns['SPACE']})?+"
+
+    whole = f"(?:{before(True)}{command()}(?:{before(False)}{command()})*+)?+{trivia()}"
+    return _Recognizers(
+        re.compile(whole),
+        re.compile(f"({before(True)}){command()}"),
+        re.compile(f"({before(False)}){command()}"),
+        re.compile(trivia()),
+    )
 
 
 class _Rejected(Exception):
@@ -404,9 +449,17 @@ def parse_cmake(text: str, path: str = "<input>") -> CMakeFile:
     """Parse CMake source; :class:`ParseError` with a position when it is not CMake."""
     enabled = gc.isenabled()
     gc.disable()
+    unplaced: list[int] | None = None
+    recognizers = _recognizers()
     try:
-        cuts = _recognize(text)
-        tree = CMakeFile.lazy(text, cuts) if cuts is not None else CMakeFile(_scan(text), text)
+        if recognizers is not None and recognizers.whole.fullmatch(text, 1 if text.startswith("\ufeff") else 0):
+            tree = CMakeFile.lazy(text)  # every command checked, its place too: cut when first asked
+            unplaced = []
+        elif (recognized := _recognize(text)) is not None:
+            cuts, unplaced = recognized
+            tree = CMakeFile.lazy(text, cuts)
+        else:
+            tree = CMakeFile(_scan(text), text)
     except _Rejected:
         tree = None
     finally:
@@ -414,7 +467,7 @@ def parse_cmake(text: str, path: str = "<input>") -> CMakeFile:
             gc.enable()
     if tree is None:
         return parse_cmake_lark(text, path)  # raises the positioned error
-    check_layout(tree, path)
+    check_layout(tree, path, unplaced)
     return tree
 
 
@@ -425,15 +478,18 @@ _GLUED = re.compile(r"\]=*\][^\s()#]")
 _ONE_PER_LINE = "expected a newline before this command (one command per line)"
 
 
-def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
+def check_layout(tree: CMakeFile, path: str = "<input>", unplaced: list[int] | None = None) -> None:
     """What CMake rejects while reading, though every token is valid.
 
     A command stands at the start of its line (only blanks before it), and an
     argument after a bracket argument is separated from it by whitespace.
+    ``unplaced``: for a tree the recognizer cut, the indices into its cut points of
+    the commands whose place it did not check itself (see :func:`_recognize`);
+    None, every command's.
     """
     if tree._items is None:  # recognized: look between the cut points, without building leaves
-        cuts = tree._spans
-        for i in range(2, len(cuts) - 1, 2):
+        cuts = tree._cut() if unplaced is None or unplaced else []
+        for i in range(2, len(cuts) - 1, 2) if unplaced is None else unplaced:
             before = tree.text[cuts[i - 1] : cuts[i]].rstrip(" \t")
             if not (before.endswith(("\n", "\r")) or (not before and i == 2)):
                 raise ParseError.at(tree.text, cuts[i], _ONE_PER_LINE, path)
@@ -452,7 +508,7 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
     if not glued:
         return
     if tree._items is None:  # command k spans cuts[2k]..cuts[2k+1]; an odd count ends with the trailing cut
-        cuts = tree._spans
+        cuts = tree._cut()
         spans = list(zip(cuts[2 : len(cuts) - len(cuts) % 2 : 2], cuts[3::2]))
     else:
         spans = [(c.start, c.end) for c in tree.commands()]
@@ -466,22 +522,29 @@ def check_layout(tree: CMakeFile, path: str = "<input>") -> None:
                                     "argument not separated from the preceding bracket argument by whitespace", path)
 
 
-def _recognize(text: str) -> list[int] | None:
-    """Check ``text`` command by command; the cut points of :meth:`CMakeFile.lazy`, or None.
+def _recognize(text: str) -> tuple[list[int], list[int]] | None:
+    """Check ``text`` command by command: the cut points of :meth:`CMakeFile.lazy`, and the
+    indices into them of the commands whose place on their line is still to check; or None.
 
     None means "use the token scanner": an older Python, or input that is not
     CMake at all (the scanner and then Lark say where). A command whose
-    parentheses nest deeper than the regex unrolls is checked token by token,
-    that command only.
+    parentheses nest deeper than the regex unrolls, or that does not start a
+    line, is found token by token, that command only, and its place is left to
+    :func:`check_layout`.
     """
     recognizers = _recognizers()
     if recognizers is None:
         return None
-    command, trivia = recognizers
     pos = 1 if text.startswith("\ufeff") else 0
     cuts = [0, pos]
+    unplaced: list[int] = []
     append = cuts.append
-    match = command.match
+    m = recognizers.first.match(text, pos)
+    if m is not None:
+        append(m.end(1))
+        pos = m.end()
+        append(pos)
+    match = recognizers.command.match
     n = len(text)
     while True:
         m = match(text, pos)
@@ -491,18 +554,19 @@ def _recognize(text: str) -> list[int] | None:
             append(pos)
             continue
         # trailing trivia, a command nested deeper than the regex unrolls, or an error
-        start = trivia.match(text, pos).end()  # type: ignore[union-attr]  # it matches the empty string
+        start = recognizers.trivia.match(text, pos).end()  # type: ignore[union-attr]  # it matches ""
         if start == n:
             break
         end = _deep_command_end(text, start)
         if end is None:
             return None
+        unplaced.append(len(cuts))
         append(start)
         append(end)
         pos = end
     if cuts[-1] != n:
         append(n)
-    return cuts
+    return cuts, unplaced
 
 
 def _deep_command_end(text: str, pos: int) -> int | None:
