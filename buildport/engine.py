@@ -46,8 +46,9 @@ CMAKE_PASSES: tuple[Pass, ...] = (
 def port_cmake(text: str, path: str = "<input>", options: Options | None = None, verify: bool = True) -> Result:
     """Port the CMake source ``text``; raises ``ParseError`` for input that is not CMake."""
     options = options or Options()
-    tree = parse_cmake(text, path)
-    if not may_need_cmake_port(text):
+    hot = may_need_cmake_port(text)
+    tree = parse_cmake(text, path, cut=hot)
+    if not hot:
         return Result(path, text, text)  # no rule can fire: parsed only, to reject bad input
     ctx = Context(path, tree, options, Edits(tree))
     gather_file_facts(ctx)

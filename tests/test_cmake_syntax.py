@@ -54,6 +54,8 @@ def test_round_trip(text: str) -> None:
     assert tree == reference
     assert _arguments_of_fresh_commands(text) == _arguments_of(reference)
     assert [c.identifier for c in parse_cmake(text).commands()] == [c.name.value.lower() for c in reference.commands()]
+    assert parse_cmake(text, cut=True) == reference  # cut at once rather than when the commands are listed
+    assert parse_cmake(text).cut_points() == parse_cmake(text, cut=True).cut_points()
 
 
 def test_commands_and_arguments() -> None:
@@ -94,10 +96,11 @@ ERRORS = [
 ]
 
 
+@pytest.mark.parametrize("cut", [False, True])
 @pytest.mark.parametrize("text,line,col,words", ERRORS)
-def test_errors_have_positions(text: str, line: int, col: int, words: str) -> None:
+def test_errors_have_positions(text: str, line: int, col: int, words: str, cut: bool) -> None:
     with pytest.raises(ParseError) as info:
-        parse_cmake(text, "CMakeLists.txt")
+        parse_cmake(text, "CMakeLists.txt", cut=cut)
     error = info.value
     assert (error.line, error.col) == (line, col)
     assert words in error.message
@@ -158,6 +161,7 @@ def test_command_placement_as_the_reference_parser_judges_it(bom: str, body: str
     text = bom + body + tail
     try:
         tree = parse_cmake(text)
+        assert parse_cmake(text, cut=True).cut_points() == tree.cut_points()
     except ParseError as error:
         with pytest.raises(ParseError) as reference:
             parse_cmake_lark(text)

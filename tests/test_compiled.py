@@ -53,6 +53,22 @@ def test_the_make_lexers_are_re_s_patterns(_cache: Path) -> None:
         assert compiled.pattern(text, flags) == compiled.pattern(text, flags) == re.compile(text, flags)
 
 
+def test_the_cmake_recognizers_are_re_s_patterns(_cache: Path) -> None:
+    from buildport.syntax import cmake
+
+    cmake._recognizers.cache_clear()  # built in this cache folder, not found in an earlier one
+    try:
+        recognizers = cmake._recognizers()
+        assert recognizers is not None
+        assert len(list(_cache.glob("re-*.json"))) == len(recognizers)
+        for kept in recognizers:
+            assert kept == re.compile(kept.pattern)
+        cmake._recognizers.cache_clear()
+        assert cmake._recognizers() == recognizers  # from the files
+    finally:
+        cmake._recognizers.cache_clear()
+
+
 def test_flags_are_part_of_the_key(_cache: Path) -> None:
     assert compiled.pattern("a", re.IGNORECASE).match("A")
     assert compiled.pattern("a").match("A") is None
