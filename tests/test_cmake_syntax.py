@@ -26,6 +26,7 @@ ROUND_TRIP = [
     "a()\nif(((((((A)))))) OR B)\n  b((((c))))\nendif()\n",  # nested deeper than the recognizer's regex
     'set(X -DX="a b" $(VAR) a[[b]] [=x [ = ==)\n',
     'string(REGEX MATCH "[[:space:]]" out "${in}")\n',
+    'set(x "[[a]]b" [[c]]#[[d]]\n [[e]](f) [[g]])\n',
     "f(\\; a\\ b \\$ \\n)\n",
     'set(x "a\\\nb")\n',
     "foo (a #c\n b)\n",
@@ -93,6 +94,9 @@ ERRORS = [
     ("a() b((((((x))))))\n", 1, 5, "expected a newline"),
     ("a((((((x)))))) b()\n", 1, 16, "expected a newline"),
     ("set(x [[a]]b)\n", 1, 12, "not separated"),
+    ('set(x [[a]]"b")\n', 1, 12, "not separated"),
+    ("set(x [=[a]=][[b]])\n", 1, 14, "not separated"),
+    ("a()\nb(((((( [[x]]y ))))))\n", 2, 14, "not separated"),
 ]
 
 
@@ -170,6 +174,35 @@ def test_command_placement_as_the_reference_parser_judges_it(bom: str, body: str
     else:
         assert str(tree) == text
         assert tree == parse_cmake_lark(text)
+
+
+_piece = st.sampled_from(["[[a]]", "[=[b]=]", '"q"', "u", "(", ")", " ", "\n", "#c\n", "#[[d]]", ""])
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(_piece, max_size=8), st.booleans())
+def test_bracket_arguments_followed_as_the_reference_parser_judges_it(pieces: list[str], deep: bool) -> None:
+    """An argument right after a bracket argument is an error wherever it is, as in the reference parser."""
+    body = "".join(pieces)
+    text = f"a()\nf({'((((((' if deep else ''}{body}{'))))))' if deep else ''})\n"
+    try:
+        tree = parse_cmake(text)
+    except ParseError as error:
+        with pytest.raises(ParseError) as reference:
+            parse_cmake_lark(text)
+        assert (error.line, error.col, error.message) == (
+            reference.value.line, reference.value.col, reference.value.message)
+    else:
+        assert tree == parse_cmake_lark(text) and str(tree) == text
+
+
+def test_a_command_nested_deeper_than_the_regex_is_checked_alone() -> None:
+    """The runs of commands around it are still matched whole, and the file is cut only when listed."""
+    text = "a()\nif(((((((A)))))) OR B)\n  b((((c))))\n  c(((((((d)))))))\nendif()\n"
+    tree = parse_cmake(text)
+    assert tree._cuts is None  # checked, not cut
+    assert [c.identifier for c in tree.commands()] == ["a", "if", "b", "c", "endif"]
+    assert tree == parse_cmake_lark(text) and str(tree) == text
 
 
 def test_arguments_are_read_without_the_other_leaves() -> None:

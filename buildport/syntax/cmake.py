@@ -13,10 +13,10 @@ scanner built from the *same terminal regexes* taken out of the compiled grammar
 does not accept, Lark parses it and produces the error, so both agree on errors
 by construction; the test suite checks that they build identical trees.
 
-Most files are checked by one match of a regex of the whole file (commands,
-each at the start of its line, and the trivia between them) and cut into
-commands only when a pass first lists them: a file no rule can change is never
-cut at all.
+A file is checked by a regex of a run of whole commands (each at the start of
+its line, with the trivia before it), one match for the whole file unless a
+command nests deeper than the regex unrolls, and cut into commands only when a
+pass first lists them: a file no rule can change is never cut at all.
 """
 
 from __future__ import annotations
@@ -250,7 +250,7 @@ class CMakeFile:
         cuts = self._cuts
         if cuts is None:
             recognized = _without_gc(_recognize, self.text)
-            assert recognized is not None, "what the whole-file regex accepts, command by command accepts too"
+            assert recognized is not None, "what _checked accepts, command by command accepts too"
             cuts = self._cuts = recognized[0]
         return cuts
 
@@ -356,6 +356,8 @@ _ARGUMENT_ORDER = ("SPACE", "UNQUOTED_ARG", "NEWLINE", "QUOTED_ARG", "LINE_COMME
 _TRIVIA_ORDER = ("SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT")
 #: The trivia that can stand on a line before its line break.
 _LINE_TRIVIA_ORDER = ("SPACE", "LINE_COMMENT", "BRACKET_COMMENT")
+#: The first character of each token that is no argument (blanks, line breaks, comments, parentheses).
+_NOT_AN_ARGUMENT = r"[ \t\r\n()#]"
 #: Parentheses nested deeper than this inside one command are checked token by token (that command only).
 _NESTING = 3
 _GROUP_NAME = re.compile(r"\(\?P([<=])([A-Za-z_]\w*)")
@@ -386,8 +388,10 @@ def _scanners() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
 
 class _Recognizers(NamedTuple):
-    #: The whole file (after a byte-order mark), when no command nests deeper than the regex unrolls.
-    whole: re.Pattern[str]
+    #: The file's first commands, with the trivia before each (after a byte-order mark).
+    head: re.Pattern[str]
+    #: Later commands, with the trivia before each.
+    run: re.Pattern[str]
     #: The first command with the trivia before it (group 1).
     first: re.Pattern[str]
     #: Any later command with the trivia before it (group 1).
@@ -410,24 +414,28 @@ def _recognizers() -> _Recognizers | None:
     The trivia before a command is read as lines, each ending with a line break,
     and then the blanks that indent the command: so a command the regex finds
     also meets :func:`check_layout`'s rule that it starts a line. ``first`` is the
-    same for the file's first command, which may have nothing before it. ``whole``
-    is the file: the first command, the others, and the trivia after them.
+    same for the file's first command, which may have nothing before it. ``head``
+    and ``run`` match as many commands at once as follow each other, and check
+    too that no argument follows a bracket argument without a blank between.
     """
     if sys.version_info < (3, 11):
         return None
     patterns = _terminals()
     copies = itertools.count()
 
-    def one_of(names: tuple[str, ...]) -> str:
+    def one_of(names: tuple[str, ...], separated: bool = False) -> str:
         # Group names must be unique in a regex: give each copy its own suffix.
         k = next(copies)
-        renamed = (_GROUP_NAME.sub(lambda m: f"(?P{m[1]}{m[2]}_{k}", patterns[n]) for n in names)
+        renamed = [_GROUP_NAME.sub(lambda m: f"(?P{m[1]}{m[2]}_{k}", patterns[n]) for n in names]
+        if separated:  # what follows a bracket argument begins no argument (see check_layout)
+            # (atomic first: the lazy body of a bracket argument must not stretch to meet the look-ahead)
+            renamed = [f"(?>{r})(?={_NOT_AN_ARGUMENT})" if n == "BRACKET_ARG" else r for n, r in zip(names, renamed)]
         return "(?>" + "|".join(renamed) + ")"
 
-    def command() -> str:
-        group = r"\((?:" + one_of(_ARGUMENT_ORDER) + r")*+\)"
+    def command(separated: bool = False) -> str:
+        group = r"\((?:" + one_of(_ARGUMENT_ORDER, separated) + r")*+\)"
         for _ in range(_NESTING - 1):
-            group = r"\((?:" + one_of(_ARGUMENT_ORDER) + "|" + group + r")*+\)"
+            group = r"\((?:" + one_of(_ARGUMENT_ORDER, separated) + "|" + group + r")*+\)"
         return f"(?>{patterns['IDENT']})(?:{patterns['SPACE']})?{group}"
 
     def trivia() -> str:
@@ -438,9 +446,10 @@ def _recognizers() -> _Recognizers | None:
         lines = "(?:(?:" + one_of(_LINE_TRIVIA_ORDER) + f")*+(?:{patterns['NEWLINE']}))"
         return lines + ("*+" if first else "++") + f"(?:{patterns['SPACE']})?+"
 
-    whole = f"(?:{before(True)}{command()}(?:{before(False)}{command()})*+)?+{trivia()}"
+    run = f"(?:{before(False)}{command(separated=True)})*+"
     return _Recognizers(  # kept compiled in the parser cache: compiling them costs a process ~10 ms
-        compiled.pattern(whole),
+        compiled.pattern(f"(?:{before(True)}{command(separated=True)}{run})?+"),
+        compiled.pattern(run),
         compiled.pattern(f"({before(True)}){command()}"),
         compiled.pattern(f"({before(False)}){command()}"),
         compiled.pattern(trivia()),
@@ -462,9 +471,8 @@ def parse_cmake(text: str, path: str = "<input>", *, cut: bool = False) -> CMake
     unplaced: list[int] | None = None
     recognizers = None if cut else _recognizers()
     try:
-        if recognizers is not None and recognizers.whole.fullmatch(text, 1 if text.startswith("\ufeff") else 0):
-            tree = CMakeFile.lazy(text)  # every command checked, its place too: cut when first asked
-            unplaced = []
+        if recognizers is not None and _checked(text, recognizers):
+            return CMakeFile.lazy(text)  # checked, its layout too: cut when first asked
         elif (recognized := _recognize(text)) is not None:
             cuts, unplaced = recognized
             tree = CMakeFile.lazy(text, cuts)
@@ -530,6 +538,31 @@ def check_layout(tree: CMakeFile, path: str = "<input>", unplaced: list[int] | N
             if left.type == "BRACKET_ARG" and right.type in ARGUMENTS:
                 raise ParseError.at(tree.text, right.start,
                                     "argument not separated from the preceding bracket argument by whitespace", path)
+
+
+def _checked(text: str, recognizers: _Recognizers) -> bool:
+    """Whether ``text`` is CMake that :func:`check_layout` accepts; False may also mean "not known
+    here" (:func:`_recognize` and :func:`check_layout` then say more).
+
+    Runs of commands are matched whole; a command nested deeper than the regex
+    unrolls, between them, is checked token by token.
+    """
+    pos = 1 if text.startswith("\ufeff") else 0
+    end = recognizers.head.match(text, pos).end()  # type: ignore[union-attr]  # it matches ""
+    first = end == pos  # no command yet
+    n = len(text)
+    while True:
+        start = recognizers.trivia.match(text, end).end()  # type: ignore[union-attr]
+        if start == n:
+            return True
+        before = text[end:start].rstrip(" \t")
+        if not (before.endswith(("\n", "\r")) or (first and not before)):
+            return False  # not at the start of its line, or not a command
+        end = _deep_command_end(text, start)  # type: ignore[assignment]
+        if end is None or _GLUED.search(text, start, end):
+            return False
+        first = False
+        end = recognizers.run.match(text, end).end()  # type: ignore[union-attr]
 
 
 def _recognize(text: str) -> tuple[list[int], list[int]] | None:
