@@ -59,7 +59,7 @@ def _add(found: SourceSet, root: Path, path: Path) -> None:
 def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
     """Source files one CMake file names (relative to its own directory)."""
     try:
-        tree = parse_cmake(read_source(path).text, str(path))
+        tree = parse_cmake(read_source(path).text, str(path), cut=True)  # every command is read
     except (ParseError, InputError):
         return
     here = path.parent
