@@ -558,11 +558,11 @@ def _checked(text: str, recognizers: _Recognizers) -> bool:
         before = text[end:start].rstrip(" \t")
         if not (before.endswith(("\n", "\r")) or (first and not before)):
             return False  # not at the start of its line, or not a command
-        end = _deep_command_end(text, start)  # type: ignore[assignment]
-        if end is None or _GLUED.search(text, start, end):
+        close = _deep_command_end(text, start)
+        if close is None or _GLUED.search(text, start, close):
             return False
         first = False
-        end = recognizers.run.match(text, end).end()  # type: ignore[union-attr]
+        end = recognizers.run.match(text, close).end()  # type: ignore[union-attr]
 
 
 def _recognize(text: str) -> tuple[list[int], list[int]] | None:
