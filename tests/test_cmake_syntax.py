@@ -162,18 +162,7 @@ _layout = st.lists(
 def test_command_placement_as_the_reference_parser_judges_it(bom: str, body: str, tail: str) -> None:
     """A command must start its line: the recognizer, which checks that itself for the commands it
     finds, rejects at the same place as the reference parser, which checks every command after parsing."""
-    text = bom + body + tail
-    try:
-        tree = parse_cmake(text)
-        assert parse_cmake(text, cut=True).cut_points() == tree.cut_points()
-    except ParseError as error:
-        with pytest.raises(ParseError) as reference:
-            parse_cmake_lark(text)
-        assert (error.line, error.col, error.message) == (
-            reference.value.line, reference.value.col, reference.value.message)
-    else:
-        assert str(tree) == text
-        assert tree == parse_cmake_lark(text)
+    _judged_as_the_reference_judges_it(bom + body + tail)
 
 
 _piece = st.sampled_from(["[[a]]", "[=[b]=]", '"q"', "u", "(", ")", " ", "\n", "#c\n", "#[[d]]", ""])
@@ -184,7 +173,11 @@ _piece = st.sampled_from(["[[a]]", "[=[b]=]", '"q"', "u", "(", ")", " ", "\n", "
 def test_bracket_arguments_followed_as_the_reference_parser_judges_it(pieces: list[str], deep: bool) -> None:
     """An argument right after a bracket argument is an error wherever it is, as in the reference parser."""
     body = "".join(pieces)
-    text = f"a()\nf({'((((((' if deep else ''}{body}{'))))))' if deep else ''})\n"
+    _judged_as_the_reference_judges_it(f"a()\nf({'((((((' if deep else ''}{body}{'))))))' if deep else ''})\n")
+
+
+def _judged_as_the_reference_judges_it(text: str) -> None:
+    """The same tree as the reference parser's (cut at once or when listed), or the same error at the same place."""
     try:
         tree = parse_cmake(text)
     except ParseError as error:
@@ -193,7 +186,8 @@ def test_bracket_arguments_followed_as_the_reference_parser_judges_it(pieces: li
         assert (error.line, error.col, error.message) == (
             reference.value.line, reference.value.col, reference.value.message)
     else:
-        assert tree == parse_cmake_lark(text) and str(tree) == text
+        assert parse_cmake(text, cut=True).cut_points() == tree.cut_points()
+        assert str(tree) == text and tree == parse_cmake_lark(text)
 
 
 def test_a_command_nested_deeper_than_the_regex_is_checked_alone() -> None:
