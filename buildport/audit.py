@@ -40,7 +40,7 @@ from buildport.runner import (
     is_cmake_file,
     is_make_file,
 )
-from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, is_cuda_source, scan_source
+from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, scan_cuda_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, read_source
 
@@ -357,7 +357,8 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
 def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     """The findings of one file's text; None for a C/C++ file that does not use CUDA."""
     if kind == SOURCE:
-        return FileAudit(path, kind, scan_source(text, path)) if is_cuda_source(path, text) else None
+        findings = scan_cuda_source(path, text)
+        return None if findings is None else FileAudit(path, kind, findings)
     engine, prescan, cmake_syntax = _engine()
     if kind == CMAKE and not prescan.may_need_cmake_audit(text):
         cmake_syntax.parse_cmake(text, path)  # nothing of CUDA in it, but bad input is still an error

@@ -24,7 +24,7 @@ from buildport.sourcelex import HEADER, Lexed, LineMap, TokenList, lex
 from buildport.sourcematch import Hit, interesting, match
 from buildport.sourceseq import Seq
 
-__all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_source", "suppressions"]
+__all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_cuda_source", "scan_source", "suppressions"]
 
 CUDA_EXTENSIONS = frozenset((".cu", ".cuh"))
 C_FAMILY_EXTENSIONS = frozenset((".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp"))
@@ -40,32 +40,45 @@ def is_cuda_source(path: str, text: str) -> bool:
     Comments and string literals do not count: a C++ file that merely mentions
     ``cudaMalloc`` in a comment is not a CUDA source.
     """
+    return _cuda_source(path, text)[0]
+
+
+def scan_cuda_source(path: str, text: str) -> list[Finding] | None:
+    """:func:`scan_source` of a CUDA source (see :func:`is_cuda_source`), None for any other file;
+    a C/C++ file that had to be read to tell is read once for both."""
+    cuda, lexed = _cuda_source(path, text)
+    return scan_source(text, path, lexed) if cuda else None
+
+
+def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
+    """:func:`is_cuda_source`, and ``text`` lexed if telling needed it."""
     extension = os.path.splitext(path)[1].lower()
     if extension in CUDA_EXTENSIONS:
-        return True
+        return True, None
     if extension not in C_FAMILY_EXTENSIONS:
-        return False
+        return False, None
     if not CUDA_SOURCE_HINT.search(text):
-        return False  # none of the words below can be in it
+        return False, None  # none of the words below can be in it
     lexed = lex(text)
     for directive in lexed.directives:
         body = directive.tokens
         if directive.name in _INCLUDES and body.kinds[:1] == [HEADER]:
             if CUDA_HEADER.fullmatch(body.texts[0][1:-1].strip()):
-                return True
+                return True, lexed
     if "<<<" in lexed.code.texts:
-        return True
+        return True, lexed
     words = set(lexed.code.texts).union(*(d.tokens.texts for d in lexed.directives if d.name not in _INCLUDES))
-    return any(CUDA_IDENTIFIER.fullmatch(word) for word in words)
+    return any(CUDA_IDENTIFIER.fullmatch(word) for word in words), lexed
 
 
-def scan_source(text: str, path: str) -> list[Finding]:
+def scan_source(text: str, path: str, lexed: Lexed | None = None) -> list[Finding]:
     """Findings of every source rule in ``text``, sorted by line and column.
 
-    ``path`` is only copied into the findings. Linear in the size of the text;
-    never raises on any input.
+    ``path`` is only copied into the findings; ``lexed``, ``text`` already lexed.
+    Linear in the size of the text; never raises on any input.
     """
-    lexed = lex(text)
+    if lexed is None:
+        lexed = lex(text)
     hits = _hits(lexed)
     if not hits:
         return []

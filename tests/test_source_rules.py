@@ -21,7 +21,7 @@ from buildport.rules.source_rules import (
     RULES, SourceRule,
 )
 from buildport.sourcelex import CHAR, COMMENT, HEADER, IDENT, NUMBER, PUNCT, STRING, lex, tokenize
-from buildport.sourcescan import is_cuda_source, scan_source
+from buildport.sourcescan import is_cuda_source, scan_cuda_source, scan_source
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -496,6 +496,23 @@ def test_random_cuda_like_text_never_raises_and_tokens_are_exact(text: str) -> N
 ])
 def test_is_cuda_source(path: str, text: str, expected: bool) -> None:
     assert is_cuda_source(path, text) is expected
+    assert scan_cuda_source(path, text) == (scan_source(text, path) if expected else None)
+
+
+def test_a_cpp_file_read_to_tell_it_is_cuda_is_lexed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import buildport.sourcescan as sourcescan
+
+    calls: list[str] = []
+
+    def counted(text: str) -> object:
+        calls.append(text)
+        return lex(text)
+
+    monkeypatch.setattr(sourcescan, "lex", counted)
+    text = "void f() { cudaMalloc(&p, 4); }\n__global__ void k() { int lane = threadIdx.x % 32; }\n"  # no header
+    findings = scan_cuda_source("row_sum.cpp", text)
+    assert len(calls) == 1
+    assert findings == scan_source(text, "row_sum.cpp") and findings
 
 
 _KERNEL = """\
