@@ -59,16 +59,23 @@ def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
         return False, None
     if not CUDA_SOURCE_HINT.search(text):
         return False, None  # none of the words below can be in it
+    if "<<<" not in text and CUDA_IDENTIFIER.search(text) is None and CUDA_HEADER.search(text) is None:
+        return False, None  # every token and header name is a piece of the text: none can match below
     lexed = lex(text)
+    return lexed_as_cuda(lexed), lexed
+
+
+def lexed_as_cuda(lexed: Lexed) -> bool:
+    """Whether lexed C/C++ includes a CUDA header, launches a kernel or names CUDA API in its code."""
     for directive in lexed.directives:
         body = directive.tokens
         if directive.name in _INCLUDES and body.kinds[:1] == [HEADER]:
             if CUDA_HEADER.fullmatch(body.texts[0][1:-1].strip()):
-                return True, lexed
+                return True
     if "<<<" in lexed.code.texts:
-        return True, lexed
+        return True
     words = set(lexed.code.texts).union(*(d.tokens.texts for d in lexed.directives if d.name not in _INCLUDES))
-    return any(CUDA_IDENTIFIER.fullmatch(word) for word in words), lexed
+    return any(CUDA_IDENTIFIER.fullmatch(word) for word in words)
 
 
 def scan_source(text: str, path: str, lexed: Lexed | None = None) -> list[Finding]:

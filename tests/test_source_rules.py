@@ -569,6 +569,32 @@ def test_files_the_hint_lets_through_are_cuda_sources(text: str) -> None:
     assert is_cuda_source("a.cpp", text)
 
 
+_TELLING = st.sampled_from([
+    " ", "\n", "\\\n", "#include ", "#define ", "<", ">", "\"", "'", "//", "/*", "*/", "R\"(", ")\"", "<<", "<<<",
+    "cuda", "CUDA", "Malloc", "cudaMalloc", "cuda_runtime.h", "cuda/std/x", "thrust/", "sort.h", "npp", "iX",
+    "CUresult", "__CUDACC__", "x", "_", "1", "$", "\u00e9", "cmake_cuda_register.h", "cuInit", "Ctx",
+])
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.lists(_TELLING, max_size=25).map("".join))
+def test_a_file_not_lexed_is_one_lexing_would_not_call_cuda(text: str) -> None:
+    """The searches that spare lexing say "not CUDA" only where lexing says so too."""
+    from buildport.sourcescan import lexed_as_cuda
+
+    assert is_cuda_source("a.cpp", text) is (bool(CUDA_SOURCE_HINT.search(text)) and lexed_as_cuda(lex(text)))
+
+
+def test_a_cpp_file_that_only_mentions_cuda_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import buildport.sourcescan as sourcescan
+
+    def fail(text: str) -> None:
+        raise AssertionError("lexed")
+
+    monkeypatch.setattr(sourcescan, "lex", fail)
+    assert not is_cuda_source("a.cpp", '// the CUDA language\nif (lang == "CUDA") use_cuda_flags(); // cudart\n')
+
+
 def test_a_plain_cpp_file_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
     import buildport.sourcescan as sourcescan
 
