@@ -18,11 +18,12 @@ import re
 
 from buildport.findings import Finding
 from buildport.rules.source_rules import (
-    BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_HINT, LIBRARY_HEADERS, RULES, SourceRule,
+    BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_PATTERNS, CUDA_SOURCE_WORDS, LIBRARY_HEADERS, RULES, SourceRule,
 )
 from buildport.sourcelex import HEADER, Lexed, LineMap, TokenList, lex
 from buildport.sourcematch import Hit, interesting, match
 from buildport.sourceseq import Seq
+from buildport.wordtrie import WordSearch
 
 __all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_cuda_source", "scan_source", "suppressions"]
 
@@ -57,12 +58,22 @@ def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
         return True, None
     if extension not in C_FAMILY_EXTENSIONS:
         return False, None
-    if not CUDA_SOURCE_HINT.search(text):
+    if not hinted(text):
         return False, None  # none of the words below can be in it
     if "<<<" not in text and CUDA_IDENTIFIER.search(text) is None and CUDA_HEADER.search(text) is None:
         return False, None  # every token and header name is a piece of the text: none can match below
     lexed = lex(text)
     return lexed_as_cuda(lexed), lexed
+
+
+#: :data:`~buildport.rules.source_rules.CUDA_SOURCE_HINT` as searches that each begin with a literal
+#: (see :class:`~buildport.wordtrie.WordSearch`): one alternation of them all reads C++ code ~2.5× slower.
+_HINTS = (*WordSearch(CUDA_SOURCE_WORDS).patterns, *map(re.compile, CUDA_SOURCE_PATTERNS))
+
+
+def hinted(text: str) -> bool:
+    """Whether ``CUDA_SOURCE_HINT`` finds anything in ``text``."""
+    return any(pattern.search(text) is not None for pattern in _HINTS)
 
 
 def lexed_as_cuda(lexed: Lexed) -> bool:

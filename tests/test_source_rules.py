@@ -585,6 +585,15 @@ def test_a_file_not_lexed_is_one_lexing_would_not_call_cuda(text: str) -> None:
     assert is_cuda_source("a.cpp", text) is (bool(CUDA_SOURCE_HINT.search(text)) and lexed_as_cuda(lex(text)))
 
 
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(_TELLING, st.sampled_from(["sm_", "\u0663", "7", "CU", "nv", "tx3", "mma", ".h"]),
+                          st.text(max_size=3)), max_size=20).map("".join))
+def test_the_hint_searched_word_by_word_finds_what_its_regex_finds(text: str) -> None:
+    from buildport.sourcescan import hinted
+
+    assert hinted(text) is (CUDA_SOURCE_HINT.search(text) is not None)
+
+
 def test_a_cpp_file_that_only_mentions_cuda_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
     import buildport.sourcescan as sourcescan
 

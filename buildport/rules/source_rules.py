@@ -588,11 +588,16 @@ CUDA_IDENTIFIER = re.compile(
     r"|CU(?:result|device|context|module|function|stream|event|deviceptr)"
 )
 # A necessary condition for either of the two above (or a ``<<<`` launch): a C or C++
-# file in which this finds nothing is not a CUDA source, and is not lexed at all.
-# tests/test_source_rules.py checks it against both patterns.
-CUDA_SOURCE_HINT = re.compile(
-    r"cuda|CUDA|<<<|npp|sm_\d|thrust/|cub/|cooperative_groups|mma\.h|device_launch_parameters"
-    r"|cu(?:blas|fft|rand|sparse|solver|dnn|tensor|file|pti|File|Init|Ctx|Module|Mem|Launch|Device|Stream|Event"
-    r"|Func|Tex|Link|Complex)|CU(?:result|device|context|module|function|stream|event|deviceptr)"
-    r"|nv(?:jpeg|ml|rtc|ToolsExt|tx3)"
-)
+# file that holds none of these words and matches none of these patterns is not a CUDA
+# source, and is not lexed at all. tests/test_source_rules.py checks them against both.
+CUDA_SOURCE_WORDS = (
+    "cuda", "CUDA", "<<<", "npp", "thrust/", "cub/", "cooperative_groups", "mma.h", "device_launch_parameters",
+    *("cu" + w for w in ("blas", "fft", "rand", "sparse", "solver", "dnn", "tensor", "file", "pti", "File", "Init",
+                         "Ctx", "Module", "Mem", "Launch", "Device", "Stream", "Event", "Func", "Tex", "Link",
+                         "Complex")),
+    *("CU" + w for w in ("result", "device", "context", "module", "function", "stream", "event", "deviceptr")),
+    *("nv" + w for w in ("jpeg", "ml", "rtc", "ToolsExt", "tx3")),
+)  # fmt: skip
+CUDA_SOURCE_PATTERNS = (r"sm_\d",)
+#: The words and patterns as one regex (the definition; :mod:`buildport.sourcescan` searches them faster).
+CUDA_SOURCE_HINT = re.compile("|".join([*map(re.escape, CUDA_SOURCE_WORDS), *CUDA_SOURCE_PATTERNS]))
