@@ -60,12 +60,19 @@ def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
         return False, None
     if not hinted(text):
         return False, None  # none of the words below can be in it
-    if "<<<" not in text and CUDA_IDENTIFIER.search(text) is None and CUDA_HEADER.search(text) is None:
-        return False, None  # every token and header name is a piece of the text: none can match below
+    if "<<<" not in text and _MAY_NAME_API.search(text) is None and _MAY_INCLUDE.search(text) is None:
+        return False, None  # no token, nor header name, that the checks below accept can be in it
     lexed = lex(text)
     return lexed_as_cuda(lexed), lexed
 
 
+#: Where a token :data:`CUDA_IDENTIFIER` matches whole can be: every token is a piece of the text, and
+#: an identifier never follows an ASCII letter, digit, ``_`` or ``$`` (the piece before it would have
+#: taken it) nor is followed by a word character or ``$``.
+_MAY_NAME_API = re.compile(rf"(?<![A-Za-z0-9_$])(?:{CUDA_IDENTIFIER.pattern})(?![\w$])")
+#: Where an included header name :data:`CUDA_HEADER` matches can be: between ``<`` or ``"`` and ``>`` or
+#: ``"``, blanks around it.
+_MAY_INCLUDE = re.compile(rf"[<\"]\s*(?:{CUDA_HEADER.pattern})\s*[>\"]")
 #: :data:`~buildport.rules.source_rules.CUDA_SOURCE_HINT` as searches that each begin with a literal
 #: (see :class:`~buildport.wordtrie.WordSearch`): one alternation of them all reads C++ code ~2.5× slower.
 _HINTS = (*WordSearch(CUDA_SOURCE_WORDS).patterns, *map(re.compile, CUDA_SOURCE_PATTERNS))

@@ -573,6 +573,7 @@ _TELLING = st.sampled_from([
     " ", "\n", "\\\n", "#include ", "#define ", "<", ">", "\"", "'", "//", "/*", "*/", "R\"(", ")\"", "<<", "<<<",
     "cuda", "CUDA", "Malloc", "cudaMalloc", "cuda_runtime.h", "cuda/std/x", "thrust/", "sort.h", "npp", "iX",
     "CUresult", "__CUDACC__", "x", "_", "1", "$", "\u00e9", "cmake_cuda_register.h", "cuInit", "Ctx",
+    "rmm/", ".hpp", "\u0663", "\t", "CUdevice", "ptr", "thrust/sort.h", ">", "u8", "L",
 ])
 
 
