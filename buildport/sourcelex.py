@@ -21,8 +21,11 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
 from itertools import accumulate, compress
 from typing import NamedTuple
+
+from buildport.textio import line_starts
 
 IDENT = "ident"
 NUMBER = "number"
@@ -210,12 +213,29 @@ _LINE_START_HASH = re.compile(r"(?:^|(?<=\r))[ \t\f\v\ufeff]*#", re.MULTILINE)
 def _directive_starts(pieces: list[str], starts: list[int], text: str) -> list[int]:
     """Piece indices of each ``#`` that is the first token on its line (not in a comment or literal)."""
     found: list[int] = []
-    for hash_mark in _LINE_START_HASH.finditer(text):
-        at = hash_mark.end() - 1
+    if "\r" in text:
+        hashes: Iterable[int] = (m.end() - 1 for m in _LINE_START_HASH.finditer(text))
+    else:
+        hashes = _line_start_hashes(text)
+    for at in hashes:
         index = bisect.bisect_left(starts, at)
         if index < len(pieces) and starts[index] == at and pieces[index] == "#":
             found.append(index)
     return found
+
+
+def _line_start_hashes(text: str) -> Iterator[int]:
+    """Where ``_LINE_START_HASH`` ends (at its ``#``) in a text without carriage returns: from each
+    ``#`` back to its line's start, rather than a pattern tried at every position of the text."""
+    at = text.find("#")
+    while at >= 0:
+        if not text[text.rfind("\n", 0, at) + 1 : at].strip(_LINE_BLANKS):
+            yield at
+        at = text.find("#", at + 1)
+
+
+#: What may stand before a directive's ``#`` on its line (as in ``_LINE_START_HASH``).
+_LINE_BLANKS = " \t\f\v\ufeff"
 
 
 def _directive(text: str, body: TokenList, start: int) -> Directive:
@@ -240,8 +260,7 @@ class LineMap:
     """Offsets to 1-based (line, column); ``\\r\\n``, ``\\n`` and a lone ``\\r`` end lines."""
 
     def __init__(self, text: str) -> None:
-        self._starts = [0]
-        self._starts.extend(m.end() for m in re.finditer(_NL, text))
+        self._starts = line_starts(text)
 
     def position(self, offset: int) -> tuple[int, int]:
         """The line and column of ``offset``; columns count characters, a tab as one."""

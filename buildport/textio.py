@@ -18,6 +18,8 @@ import signal
 import stat
 import tempfile
 from contextlib import contextmanager
+from itertools import accumulate, repeat
+from operator import add
 from pathlib import Path
 from typing import Iterator
 
@@ -28,6 +30,19 @@ _LINE_END = re.compile(rb"\r\n|\n|\r")
 #: Signals held back while a file is being replaced, so that an interrupt lands
 #: before the temporary file exists or after the rename, never in between.
 _HELD_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM} | ({signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()))
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets at which each line of ``text`` starts; ``\\r\\n``, ``\\n`` and a lone ``\\r`` end lines."""
+    if "\r" in text:
+        return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    # each line's length and its line break, summed: iterators that never call back into Python
+    starts = list(accumulate(map(add, map(len, text.split("\n")), repeat(1)), initial=0))
+    starts.pop()  # past the end
+    return starts
+
+
+_NEWLINE = re.compile(r"\r\n|\n|\r")
 
 
 class InputError(Exception):

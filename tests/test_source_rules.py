@@ -595,6 +595,14 @@ def test_the_hint_searched_word_by_word_finds_what_its_regex_finds(text: str) ->
     assert hinted(text) is (CUDA_SOURCE_HINT.search(text) is not None)
 
 
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(st.text(alphabet=" \t\f\v\ufeff\n#ax/*\"", max_size=40))
+def test_directive_marks_found_from_each_hash_are_the_pattern_s(text: str) -> None:
+    from buildport.sourcelex import _LINE_START_HASH, _line_start_hashes
+
+    assert list(_line_start_hashes(text)) == [m.end() - 1 for m in _LINE_START_HASH.finditer(text)]
+
+
 def test_a_cpp_file_that_only_mentions_cuda_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
     import buildport.sourcescan as sourcescan
 

@@ -33,6 +33,7 @@ from typing import Callable, Iterator, NamedTuple, TypeVar, Union
 from buildport import compiled
 from buildport.grammars import cached_terminals
 from buildport.syntax.errors import ParseError
+from buildport.textio import line_starts
 
 #: Token types that carry no meaning: what LibCST/parso call trivia.
 TRIVIA = frozenset({"SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT", "BOM"})
@@ -319,16 +320,6 @@ def _without_gc(build: Callable[..., _T], *args: object) -> _T:
             gc.enable()
 
 
-def line_starts(text: str) -> list[int]:
-    """Offsets at which each line of ``text`` starts."""
-    if "\r" in text:
-        return [0] + [m.end() for m in _NEWLINE.finditer(text)]
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in text.split("\n"))]  # twice as fast
-    starts.pop()  # past the end
-    return starts
-
-
-_NEWLINE = re.compile(r"\r\n|\n|\r")
 
 
 # --- the reference parser: Lark over the grammar (buildport.syntax.cmake_lark) ---------
