@@ -70,9 +70,9 @@ def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
 #: an identifier never follows an ASCII letter, digit, ``_`` or ``$`` (the piece before it would have
 #: taken it) nor is followed by a word character or ``$``.
 _MAY_NAME_API = re.compile(rf"(?<![A-Za-z0-9_$])(?:{CUDA_IDENTIFIER.pattern})(?![\w$])")
-#: Where an included header name :data:`CUDA_HEADER` matches can be: between ``<`` or ``"`` and ``>`` or
-#: ``"``, blanks around it.
-_MAY_INCLUDE = re.compile(rf"[<\"]\s*(?:{CUDA_HEADER.pattern})\s*[>\"]")
+#: Where an included header name :data:`CUDA_HEADER` matches can be: right after ``<`` or ``"`` and blanks
+#: (not up to a closing one: an unclosed ``"cuda.hx`` is read as the name ``cuda.h``).
+_MAY_INCLUDE = re.compile(rf"[<\"]\s*(?:{CUDA_HEADER.pattern})")
 #: :data:`~buildport.rules.source_rules.CUDA_SOURCE_HINT` as searches that each begin with a literal
 #: (see :class:`~buildport.wordtrie.WordSearch`): one alternation of them all reads C++ code ~2.5× slower.
 _HINTS = (*WordSearch(CUDA_SOURCE_WORDS).patterns, *map(re.compile, CUDA_SOURCE_PATTERNS))

@@ -573,7 +573,7 @@ _TELLING = st.sampled_from([
     " ", "\n", "\\\n", "#include ", "#define ", "<", ">", "\"", "'", "//", "/*", "*/", "R\"(", ")\"", "<<", "<<<",
     "cuda", "CUDA", "Malloc", "cudaMalloc", "cuda_runtime.h", "cuda/std/x", "thrust/", "sort.h", "npp", "iX",
     "CUresult", "__CUDACC__", "x", "_", "1", "$", "\u00e9", "cmake_cuda_register.h", "cuInit", "Ctx",
-    "rmm/", ".hpp", "\u0663", "\t", "CUdevice", "ptr", "thrust/sort.h", ">", "u8", "L",
+    "rmm/", ".hpp", "\u0663", "\t", "CUdevice", "ptr", "thrust/sort.h", ">", "u8", "L", '#include "cuda.h',
 ])
 
 
@@ -601,6 +601,17 @@ def test_directive_marks_found_from_each_hash_are_the_pattern_s(text: str) -> No
     from buildport.sourcelex import _LINE_START_HASH, _line_start_hashes
 
     assert list(_line_start_hashes(text)) == [m.end() - 1 for m in _LINE_START_HASH.finditer(text)]
+
+
+@pytest.mark.parametrize("text", [
+    '#include "cuda_runtime.hx\nint x;\n',  # an unclosed name loses its last character: cuda_runtime.h
+    "#include < cuda.h >\n", "int a = b$cudaMalloc;\nvoid f() { cudaMalloc(p); }\n", "x<<<1, 1>>>();\n",
+])
+def test_the_shortcut_keeps_what_lexing_calls_cuda(text: str) -> None:
+    from buildport.sourcescan import lexed_as_cuda
+
+    assert lexed_as_cuda(lex(text))
+    assert is_cuda_source("a.cpp", text)
 
 
 def test_a_cpp_file_that_only_mentions_cuda_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
