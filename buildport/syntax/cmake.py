@@ -497,10 +497,9 @@ def check_layout(tree: CMakeFile, path: str = "<input>", unplaced: list[int] | N
     None, every command's.
     """
     if tree._items is None:  # recognized: look between the cut points, without building leaves
-        cuts = tree._cut() if unplaced is None or unplaced else []
+        cuts = tree._cut()
         for i in range(2, len(cuts) - 1, 2) if unplaced is None else unplaced:
-            before = tree.text[cuts[i - 1] : cuts[i]].rstrip(" \t")
-            if not (before.endswith(("\n", "\r")) or (not before and i == 2)):
+            if not _starts_its_line(tree.text, cuts[i - 1], cuts[i], first=i == 2):
                 raise ParseError.at(tree.text, cuts[i], _ONE_PER_LINE, path)
         items: list[Union[Leaf, Command]] = []
     else:
@@ -531,6 +530,13 @@ def check_layout(tree: CMakeFile, path: str = "<input>", unplaced: list[int] | N
                                     "argument not separated from the preceding bracket argument by whitespace", path)
 
 
+def _starts_its_line(text: str, after: int, start: int, first: bool) -> bool:
+    """Whether the command at ``start``, with trivia from ``after`` before it, starts its line: only
+    blanks between it and a line break, or nothing at all before the file's ``first`` command."""
+    before = text[after:start].rstrip(" \t")
+    return before.endswith(("\n", "\r")) or (first and not before)
+
+
 def _checked(text: str, recognizers: _Recognizers) -> bool:
     """Whether ``text`` is CMake that :func:`check_layout` accepts; False may also mean "not known
     here" (:func:`_recognize` and :func:`check_layout` then say more).
@@ -546,8 +552,7 @@ def _checked(text: str, recognizers: _Recognizers) -> bool:
         start = recognizers.trivia.match(text, end).end()  # type: ignore[union-attr]
         if start == n:
             return True
-        before = text[end:start].rstrip(" \t")
-        if not (before.endswith(("\n", "\r")) or (first and not before)):
+        if not _starts_its_line(text, end, start, first):
             return False  # not at the start of its line, or not a command
         close = _deep_command_end(text, start)
         if close is None or _GLUED.search(text, start, close):
