@@ -73,14 +73,15 @@ _MAY_NAME_API = re.compile(rf"(?<![A-Za-z0-9_$])(?:{CUDA_IDENTIFIER.pattern})(?!
 #: Where an included header name :data:`CUDA_HEADER` matches can be: right after ``<`` or ``"`` and blanks
 #: (not up to a closing one: an unclosed ``"cuda.hx`` is read as the name ``cuda.h``).
 _MAY_INCLUDE = re.compile(rf"[<\"]\s*(?:{CUDA_HEADER.pattern})")
-#: :data:`~buildport.rules.source_rules.CUDA_SOURCE_HINT` as searches that each begin with a literal
-#: (see :class:`~buildport.wordtrie.WordSearch`): one alternation of them all reads C++ code ~2.5× slower.
-_HINTS = (*WordSearch(CUDA_SOURCE_WORDS).patterns, *map(re.compile, CUDA_SOURCE_PATTERNS))
+#: The words as searches that each begin with a literal (see :class:`~buildport.wordtrie.WordSearch`):
+#: one alternation of them all reads C++ code ~2.5× slower.
+_HINT_WORDS = WordSearch(CUDA_SOURCE_WORDS)
+_HINT_PATTERNS = tuple(map(re.compile, CUDA_SOURCE_PATTERNS))
 
 
 def hinted(text: str) -> bool:
-    """Whether ``CUDA_SOURCE_HINT`` finds anything in ``text``."""
-    return any(pattern.search(text) is not None for pattern in _HINTS)
+    """Whether ``text`` holds a word of ``CUDA_SOURCE_WORDS`` or a match of ``CUDA_SOURCE_PATTERNS``."""
+    return _HINT_WORDS.found_in(text) or any(pattern.search(text) is not None for pattern in _HINT_PATTERNS)
 
 
 def lexed_as_cuda(lexed: Lexed) -> bool:

@@ -8,6 +8,7 @@ column, so a finding one column off fails.
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -17,11 +18,12 @@ from hypothesis import strategies as st
 
 from buildport.findings import Finding, Severity
 from buildport.rules.source_rules import (
-    API_FAMILIES, API_NAMES, BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_HINT, FLAG_NAMES, LIBRARY_HEADERS,
+    API_FAMILIES, API_NAMES, BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_PATTERNS, CUDA_SOURCE_WORDS, FLAG_NAMES,
+    LIBRARY_HEADERS,
     RULES, SourceRule,
 )
 from buildport.sourcelex import CHAR, COMMENT, HEADER, IDENT, NUMBER, PUNCT, STRING, lex, tokenize
-from buildport.sourcescan import is_cuda_source, scan_cuda_source, scan_source
+from buildport.sourcescan import hinted, is_cuda_source, lexed_as_cuda, scan_cuda_source, scan_source
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -556,7 +558,7 @@ def test_one_megabyte_scans_and_scales_with_its_content() -> None:
 @settings(max_examples=400, derandomize=True, deadline=None)
 @given(st.one_of(st.from_regex(CUDA_IDENTIFIER, fullmatch=True), st.from_regex(CUDA_HEADER, fullmatch=True)))
 def test_the_hint_finds_every_cuda_identifier_and_header(word: str) -> None:
-    assert CUDA_SOURCE_HINT.search(word), word
+    assert hinted(word), word
 
 
 @pytest.mark.parametrize("text", [
@@ -565,7 +567,7 @@ def test_the_hint_finds_every_cuda_identifier_and_header(word: str) -> None:
     "void f() { k<<<1, 1>>>(); }\n", "CUresult r;\n", "int x = cuMemAlloc(0);\n", "#ifdef __CUDACC__\n#endif\n",
 ])  # fmt: skip
 def test_files_the_hint_lets_through_are_cuda_sources(text: str) -> None:
-    assert CUDA_SOURCE_HINT.search(text)
+    assert hinted(text)
     assert is_cuda_source("a.cpp", text)
 
 
@@ -581,18 +583,15 @@ _TELLING = st.sampled_from([
 @given(st.lists(_TELLING, max_size=25).map("".join))
 def test_a_file_not_lexed_is_one_lexing_would_not_call_cuda(text: str) -> None:
     """The searches that spare lexing say "not CUDA" only where lexing says so too."""
-    from buildport.sourcescan import lexed_as_cuda
-
-    assert is_cuda_source("a.cpp", text) is (bool(CUDA_SOURCE_HINT.search(text)) and lexed_as_cuda(lex(text)))
+    assert is_cuda_source("a.cpp", text) is (hinted(text) and lexed_as_cuda(lex(text)))
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)
 @given(st.lists(st.one_of(_TELLING, st.sampled_from(["sm_", "\u0663", "7", "CU", "nv", "tx3", "mma", ".h"]),
                           st.text(max_size=3)), max_size=20).map("".join))
-def test_the_hint_searched_word_by_word_finds_what_its_regex_finds(text: str) -> None:
-    from buildport.sourcescan import hinted
-
-    assert hinted(text) is (CUDA_SOURCE_HINT.search(text) is not None)
+def test_the_hint_searched_word_by_word_finds_what_one_alternation_finds(text: str) -> None:
+    alternation = re.compile("|".join([*map(re.escape, CUDA_SOURCE_WORDS), *CUDA_SOURCE_PATTERNS]))
+    assert hinted(text) is (alternation.search(text) is not None)
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)
@@ -608,8 +607,6 @@ def test_directive_marks_found_from_each_hash_are_the_pattern_s(text: str) -> No
     "#include < cuda.h >\n", "int a = b$cudaMalloc;\nvoid f() { cudaMalloc(p); }\n", "x<<<1, 1>>>();\n",
 ])
 def test_the_shortcut_keeps_what_lexing_calls_cuda(text: str) -> None:
-    from buildport.sourcescan import lexed_as_cuda
-
     assert lexed_as_cuda(lex(text))
     assert is_cuda_source("a.cpp", text)
 

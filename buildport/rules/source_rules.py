@@ -589,7 +589,8 @@ CUDA_IDENTIFIER = re.compile(
 )
 # A necessary condition for either of the two above (or a ``<<<`` launch): a C or C++
 # file that holds none of these words and matches none of these patterns is not a CUDA
-# source, and is not lexed at all. tests/test_source_rules.py checks them against both.
+# source, and is not lexed at all (buildport.sourcescan.hinted). tests/test_source_rules.py
+# checks them against both.
 CUDA_SOURCE_WORDS = (
     "cuda", "CUDA", "<<<", "npp", "thrust/", "cub/", "cooperative_groups", "mma.h", "device_launch_parameters",
     *("cu" + w for w in ("blas", "fft", "rand", "sparse", "solver", "dnn", "tensor", "file", "pti", "File", "Init",
@@ -599,5 +600,3 @@ CUDA_SOURCE_WORDS = (
     *("nv" + w for w in ("jpeg", "ml", "rtc", "ToolsExt", "tx3")),
 )  # fmt: skip
 CUDA_SOURCE_PATTERNS = (r"sm_\d",)
-#: The words and patterns as one regex (the definition; :mod:`buildport.sourcescan` searches them faster).
-CUDA_SOURCE_HINT = re.compile("|".join([*map(re.escape, CUDA_SOURCE_WORDS), *CUDA_SOURCE_PATTERNS]))
