@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from itertools import accumulate, compress
 from typing import NamedTuple
 
-from buildport.textio import line_starts
+from buildport.textio import LineMap
 
 IDENT = "ident"
 NUMBER = "number"
@@ -254,22 +254,6 @@ def _directive(text: str, body: TokenList, start: int) -> Directive:
         elif body.kinds[0] is STRING:
             body.kinds[0] = HEADER
     return Directive(start, name, body)
-
-
-class LineMap:
-    """Offsets to 1-based (line, column); ``\\r\\n``, ``\\n`` and a lone ``\\r`` end lines."""
-
-    def __init__(self, text: str) -> None:
-        self._starts = line_starts(text)
-
-    def position(self, offset: int) -> tuple[int, int]:
-        """The line and column of ``offset``; columns count characters, a tab as one."""
-        index = bisect.bisect_right(self._starts, offset) - 1
-        return index + 1, offset - self._starts[index] + 1
-
-    def line(self, offset: int) -> int:
-        """The 1-based line of ``offset``."""
-        return bisect.bisect_right(self._starts, offset)
 
 
 def int_value(text: str) -> int | None:

@@ -20,9 +20,10 @@ from buildport.findings import Finding
 from buildport.rules.source_rules import (
     BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_PATTERNS, CUDA_SOURCE_WORDS, LIBRARY_HEADERS, RULES, SourceRule,
 )
-from buildport.sourcelex import HEADER, Lexed, LineMap, TokenList, lex
+from buildport.sourcelex import HEADER, Lexed, TokenList, lex
 from buildport.sourcematch import Hit, interesting, match
 from buildport.sourceseq import Seq
+from buildport.textio import LineMap
 from buildport.wordtrie import WordSearch
 
 __all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_cuda_source", "scan_source", "suppressions"]

@@ -11,6 +11,7 @@ replacing them, and hold back SIGINT/SIGTERM while the temporary file exists.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import os
 import re
@@ -43,6 +44,22 @@ def line_starts(text: str) -> list[int]:
 
 
 _NEWLINE = re.compile(r"\r\n|\n|\r")
+
+
+class LineMap:
+    """Offsets to 1-based (line, column); ``\\r\\n``, ``\\n`` and a lone ``\\r`` end lines."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = line_starts(text)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """The line and column of ``offset``; columns count characters, a tab as one."""
+        index = bisect.bisect_right(self._starts, offset) - 1
+        return index + 1, offset - self._starts[index] + 1
+
+    def line(self, offset: int) -> int:
+        """The 1-based line of ``offset``."""
+        return bisect.bisect_right(self._starts, offset)
 
 
 class InputError(Exception):

@@ -227,6 +227,6 @@ def test_arbitrary_text_parses_or_raises_parse_error(text: str) -> None:
 def test_line_starts_after_each_line_ending(text: str) -> None:
     import re
 
-    from buildport.syntax.cmake import line_starts
+    from buildport.textio import line_starts
 
     assert line_starts(text) == [0] + [m.end() for m in re.finditer(r"\r\n|\n|\r", text)]

@@ -33,7 +33,7 @@ from typing import Callable, Iterator, NamedTuple, TypeVar, Union
 from buildport import compiled
 from buildport.grammars import cached_terminals
 from buildport.syntax.errors import ParseError
-from buildport.textio import line_starts
+from buildport.textio import LineMap
 
 #: Token types that carry no meaning: what LibCST/parso call trivia.
 TRIVIA = frozenset({"SPACE", "NEWLINE", "LINE_COMMENT", "BRACKET_COMMENT", "BOM"})
@@ -223,12 +223,12 @@ class CMakeFile:
     spans the parser recorded; printing does not need it.
     """
 
-    __slots__ = ("_items", "text", "_line_starts", "_cuts", "_commands")
+    __slots__ = ("_items", "text", "_lines", "_cuts", "_commands")
 
     def __init__(self, items: list[Union[Leaf, Command]], text: str) -> None:
         self._items: list[Union[Leaf, Command]] | None = items
         self.text = text
-        self._line_starts: list[int] = []
+        self._lines: LineMap | None = None  # made on the first position asked
         #: Where the recognizer cuts the file (see :meth:`lazy`); None until first needed; [] for a
         #: tree built leaf by leaf.
         self._cuts: list[int] | None = []
@@ -241,7 +241,7 @@ class CMakeFile:
         tree = cls.__new__(cls)
         tree._items = None
         tree.text = text
-        tree._line_starts = []
+        tree._lines = None
         tree._cuts = cuts
         tree._commands = None
         return tree
@@ -299,10 +299,9 @@ class CMakeFile:
 
     def position(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of an offset; ``\\r\\n``, ``\\n`` and ``\\r`` end lines."""
-        if not self._line_starts:
-            self._line_starts = line_starts(self.text)
-        index = bisect_right(self._line_starts, offset) - 1
-        return index + 1, offset - self._line_starts[index] + 1
+        if self._lines is None:
+            self._lines = LineMap(self.text)
+        return self._lines.position(offset)
 
 
 _T = TypeVar("_T")

@@ -11,13 +11,13 @@ not fit); ``parse_make`` checks that they balance.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from buildport.syntax.make_words import Reference, Span, iter_references, iter_words
+from buildport.textio import LineMap
 
 L = TypeVar("L", bound="Line")
 
@@ -285,9 +285,6 @@ class Other(Line):
     """Anything else (GNU make reports most such lines as "missing separator")."""
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
 #: Every kind of line :meth:`MakeFile.select` can select.
 SELECTABLE: frozenset[type[Line]] = frozenset(
     {Assignment, Rule, RecipeLine, Conditional, Define, Include, Directive, Expansion, Other}
@@ -348,7 +345,7 @@ class MakeFile:
     a pass asks for.
     """
 
-    __slots__ = ("_lines", "_reader", "_starts", "_counted", "bom", "path", "source")
+    __slots__ = ("_lines", "_reader", "_positions", "_counted", "bom", "path", "source")
 
     def __init__(
         self, source: str, path: str, bom: str, lines: list[Line] | None = None, reader: LineReader | None = None,
@@ -360,7 +357,7 @@ class MakeFile:
         self.bom = bom
         self._lines = lines
         self._reader = reader
-        self._starts: list[int] | None = None
+        self._positions: LineMap | None = None
         self._counted = 0  # lookups answered by counting, before the line index is built
 
     @property
@@ -516,13 +513,12 @@ class MakeFile:
     def line_col(self, offset: int) -> tuple[int, int]:
         """1-based line and column of ``offset``, counted like :func:`position_of`."""
         source = self.source
-        if self._starts is None:
+        if self._positions is None:
             if "\r" not in source and self._counted < _COUNTED_LOOKUPS:
                 # a few lookups in a file with only \n breaks: count, do not index (each count reads the
                 # text up to the offset, so a file with many findings gets the index after all)
                 self._counted += 1
                 line_start = source.rfind("\n", 0, offset) + 1
                 return source.count("\n", 0, offset) + 1, offset - line_start + 1
-            self._starts = [0] + [m.end() for m in _LINE_BREAK.finditer(source)]
-        index = bisect_right(self._starts, offset) - 1
-        return index + 1, offset - self._starts[index] + 1
+            self._positions = LineMap(source)
+        return self._positions.position(offset)
