@@ -12,8 +12,10 @@ With ``--port`` it also ports every file with :func:`port_make` twice, with the
 make pre-scan skipping lines and with it switched off, and requires the same
 output text and findings (or the same error); it prints port_make MB/s next to
 the parser's. It does so twice: each file read alone, and each file read with
-the facts of every file under ROOT combined, as a run over ROOT ports them
-(a variable that another file makes a compiler or a flag variable).
+the facts of every file under ROOT combined (a variable that another file makes
+a compiler or a flag variable). That is more than a run gives any file, which
+reads a Makefile with the files it includes or is included by alone, and so
+puts the pre-scan's handling of another file's facts to a harder test.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def _port_rate(paths: list[Path], texts: list[str]) -> float:
 
 
 def run_facts(paths: list[Path], texts: list[str]) -> MakeFacts:
-    """The facts of all the files together, as a run over them combines them."""
+    """The facts of all the files together (a run combines only files that include one another)."""
     parts = []
     for path, text in zip(paths, texts):
         try:

@@ -14,9 +14,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, Mapping, TypeVar
 
-from buildport.cache import Cache, result_from_json, result_to_json
+from buildport.cache import Cache, Keys, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
@@ -478,28 +478,37 @@ def _load(path: str, stdin: bytes | None, known: SourceText | None = None) -> Fi
 
 
 def _port_all(
-    loaded: Iterable[FileOutcome], options: Options, kind: str, facts: MakeFacts | None, workers: Workers,
-    cache: Cache | None, ported: dict[str, Any] | None = None,
+    loaded: Iterable[FileOutcome], options: Options, kind: str, facts: Mapping[str, MakeFacts] | None,
+    workers: Workers, cache: Cache | None, ported: dict[str, Any] | None = None,
 ) -> list[FileOutcome]:
     """Port every loaded file: cache hits here, the misses in a pool when ``jobs`` > 1, handed over
-    in chunks as ``loaded`` yields them. ``ported``: Makefiles already ported while their facts
-    were read, each taken where the run's facts cannot change it (see :func:`_make_facts`)."""
+    in chunks as ``loaded`` yields them. ``facts``: each Makefile's facts by path (see
+    :func:`_make_facts`; a file without is read alone). ``ported``: Makefiles already ported while
+    their facts were read, each taken where its facts cannot change it."""
     ported = ported or {}
-    holds = _unaffected(facts) if ported and facts is not None else None
     taken = 0
     out: list[FileOutcome] = []
     missing: list[int] = []
     keys: dict[int, str] = {}
     digests: dict[int, str] = {}
-    settings = _settings(options, facts)
-    key_of = Cache.keys(kind, settings)
+    key_ofs: dict[int, Keys] = {}
+    # the cache keys and the test of an early port, once for each set of facts (files share them)
+    contexts: dict[int, tuple[Keys, Callable[[str, str], bool] | None]] = {}
     lookups = cache is not None and cache.holds_entries()  # else no key is worked out here: the workers store
-    feed = workers.feed(_port_chunk, (options, kind, facts, cache), _pack_outcome, _unpack_outcome)
+    feed = workers.feed(_port_chunk, (options, kind, cache), _pack_outcome, _unpack_outcome)
     for i, item in enumerate(loaded):
         source = item.source
         if source is None or item.error:
             out.append(FileOutcome(item.path, error=item.error))
             continue
+        file_facts = facts.get(item.path) if facts is not None else None
+        context = contexts.get(id(file_facts))
+        if context is None:
+            context = contexts[id(file_facts)] = (
+                Cache.keys(kind, _settings(options, file_facts)),
+                _unaffected(file_facts) if ported and file_facts is not None else None,
+            )  # fmt: skip
+        key_of, holds = context
         if cache is not None and source.digest:
             if cache.is_clean(key_of, item.path, source.digest):
                 item.result = Result.unchanged(source)
@@ -521,7 +530,7 @@ def _port_all(
             out.append(FileOutcome(item.path, error=str(exc)))
             continue
         if holds is not None and (packed := ported.get(item.path)) is not None:
-            done = _unpack_outcome((item.path, source, None), packed)
+            done = _unpack_outcome((item.path, source, None, file_facts), packed)
             if done.result is not None and holds(source.text, done.result.text):
                 out.append(done)
                 taken += 1
@@ -534,11 +543,12 @@ def _port_all(
         out.append(item)
         missing.append(i)
         digests[i] = source.digest
-        feed.add((item.path, source, keys.get(i)))
+        key_ofs[i] = key_of
+        feed.add((item.path, source, keys.get(i), file_facts))
     for i, outcome in zip(missing, feed.results()):
         out[i] = outcome
         if cache is not None and digests[i] and outcome.result is not None and _nothing(outcome.result):
-            cache.mark_clean(key_of, outcome.path, digests[i])
+            cache.mark_clean(key_ofs[i], outcome.path, digests[i])
     if cache is not None and (missing or taken):
         cache.save_clean()
         cache.prune()
@@ -713,13 +723,22 @@ def _call(function: Callable[[list[Task], Any], list[Done]], chunk: list[Task], 
     return done if pack is None else [pack(result) for result in done]
 
 
-def _port_chunk(tasks: list[tuple[str, SourceText | None, str | None]], shared: Any) -> list[FileOutcome]:
+#: What a worker ports: the path, the source, the cache key looked up (if any) and the file's make facts.
+PortTask = tuple[str, SourceText | None, str | None, MakeFacts | None]
+
+
+def _port_chunk(tasks: list[PortTask], shared: Any) -> list[FileOutcome]:
     """Port a chunk of loaded files and store the results under their keys (in a worker with ``jobs`` > 1)."""
-    options, kind, facts, cache = shared
-    key_of = Cache.keys(kind, _settings(options, facts)) if cache is not None else None
+    options, kind, cache = shared
+    key_ofs: dict[int, Keys] = {}  # the files of a chunk that share facts share one object (pickle keeps them one)
     out = []
-    for path, source, key in tasks:
+    for path, source, key, facts in tasks:
         assert source is not None
+        key_of = None
+        if cache is not None:
+            key_of = key_ofs.get(id(facts))
+            if key_of is None:
+                key_of = key_ofs[id(facts)] = Cache.keys(kind, _settings(options, facts))
         outcome = _port_one(path, source, options, kind, facts)
         kept = outcome.error or (outcome.result is not None and not _nothing(outcome.result))
         if key is None and key_of is not None and source.digest and kept:
@@ -747,8 +766,8 @@ def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
     return outcome.error, outcome.exception, packed
 
 
-def _unpack_outcome(task: tuple[str, SourceText | None, str | None], packed: tuple[Any, ...]) -> FileOutcome:
-    path, source, _key = task
+def _unpack_outcome(task: PortTask, packed: tuple[Any, ...]) -> FileOutcome:
+    path, source = task[0], task[1]
     if not packed and source is not None:
         return FileOutcome(path, Result.unchanged(source), source)
     error, exception, data = packed
@@ -786,39 +805,140 @@ def _unique(paths: Iterable[str], contents: dict[str, SourceText] | None = None)
 def _make_facts(
     loaded: list[FileOutcome], options: Options, cache: Cache | None, workers: Workers,
     fed: tuple[list[tuple[str, str, str]], list[Any]] | None = None,
-) -> tuple[MakeFacts, dict[str, Any]]:
-    """Compiler, flag and architecture variables across all Makefiles of the run, and the Makefiles
-    ported on the way (path → packed outcome).
+) -> tuple[dict[str, MakeFacts], dict[str, Any]]:
+    """Each Makefile's compiler, flag and architecture variables (by path), read with the files make
+    reads along with it (see :func:`buildport.passes.make_facts.scopes`), and the Makefiles ported
+    on the way (path → packed outcome).
 
     Each file is read on its own (by the pool's workers, if any), then the parts
-    are combined; the facts depend on every file, so the cache keeps them under
-    the hashes of all of them. A file that holds no word a make rule looks for
-    is ported as soon as it is parsed, with the default facts: where the run's
-    facts turn out not to concern it (:func:`_unaffected`), that is its port, and
-    it is neither sent nor parsed again. ``fed``: the tasks already handed to the workers as the
-    walk found the files, and what they gave back (a run whose cache holds nothing).
+    of the files that include each other are combined; the facts depend on all
+    of them, so the cache keeps them under the paths and hashes of every file. A
+    file that holds no word a make rule looks for is ported as soon as it is
+    parsed, with the default facts: where its facts turn out not to concern it
+    (:func:`_unaffected`), that is its port, and it is neither sent nor parsed
+    again. ``fed``: the tasks already handed to the workers as the walk found
+    the files, and what they gave back (a run whose cache holds nothing).
     """
     key = None
-    if cache is not None:
-        digests = [[o.path, o.source.digest if o.source else ""] for o in loaded if o.path != "-"]
-        key = cache.key("make-facts", "", "", digests)
+    named = [o.path for o in loaded]
+    if cache is not None and "-" not in named:
+        digests = [[o.path, o.source.digest if o.source else ""] for o in loaded]
+        key = cache.key(_SCOPED_FACTS, "", "", digests)
         stored = cache.get(key) if fed is None else None  # with ``fed``, the cache held nothing
-        if isinstance(stored, list) and len(stored) == 4:
-            compilers, archs, flags, host_links = stored
-            return MakeFacts(set(compilers), set(archs), set(flags), bool(host_links)), {}
-    from buildport.passes.make_facts import combine
+        known = _stored_facts(stored, len(named))
+        if known is not None:
+            return {path: facts for path, facts in zip(named, known) if facts is not None}, {}
+    from buildport.passes.make_facts import scoped_facts
 
     if fed is not None:
         tasks, parts = fed
     else:
         tasks = [task for task in map(_facts_task, loaded) if task is not None]
         parts = workers.run(_file_facts_chunk, tasks, options)
-    facts = MakeFacts()
-    combine(facts, [part for part, _ in parts if part is not None])
-    if cache is not None and key is not None:
-        cache.put(key, [sorted(facts.compiler_vars), sorted(facts.arch_vars), sorted(facts.flag_vars),
-                        facts.host_links])
+    includes = _include_graph([path for path, _, _ in tasks], [text for _, _, text in tasks], loaded)
+    by_task = scoped_facts([part for part, _ in parts], includes)
+    facts = {path: made for (path, _, _), made in zip(tasks, by_task)}
+    if key is not None:
+        distinct: dict[int, int] = {}
+        table: list[list[Any]] = []
+        of: list[int] = []
+        for path in named:
+            made = facts.get(path)
+            if made is None:
+                of.append(-1)
+                continue
+            if id(made) not in distinct:
+                distinct[id(made)] = len(table)
+                table.append([sorted(made.compiler_vars), sorted(made.arch_vars), sorted(made.flag_vars),
+                              made.host_links])
+            of.append(distinct[id(made)])
+        cache.put(key, {"facts": table, "of": of})  # type: ignore[union-attr]  # a key only with a cache
     return facts, {task[0]: packed for task, (_, packed) in zip(tasks, parts) if packed is not None}
+
+
+#: The kind of work the cache keeps each run's facts under (by the paths and hashes of its Makefiles).
+_SCOPED_FACTS = "make-facts-scoped"
+
+
+def _stored_facts(stored: Any, count: int) -> list[MakeFacts | None] | None:
+    """The facts of each of ``count`` files as :func:`_make_facts` stored them; None if malformed."""
+    try:
+        table, of = stored["facts"], stored["of"]
+        if type(of) is not list or len(of) != count:
+            return None
+        made = [MakeFacts(set(c), set(a), set(f), bool(h)) for c, a, f, h in table]
+        return [None if i == -1 else made[i] for i in of]
+    except (KeyError, TypeError, ValueError, IndexError):
+        return None
+
+
+def _include_graph(paths: list[str], texts: list[str], loaded: list[FileOutcome]) -> list[list[int]]:
+    """For each of the Makefiles ``paths`` (with their ``texts``), the indices among ``paths`` of those it
+    includes.
+
+    A literal name is looked for as make looks for it when run in the file's folder, and
+    matched to a file of the run by device and inode (as discovery saw the files
+    ``loaded``, which ``paths`` are among). A name made with variables (``include
+    $(TOP)/common/make.config``) cannot be resolved without running make: it stands for
+    each file of the run whose path ends in its literal tail (``/common/make.config``),
+    if it has one.
+    """
+    out: list[list[int]] = [[] for _ in paths]
+    if not any("include" in text for text in texts):
+        return out  # most runs: no file has an include line, and no file need be looked at
+    index = {path: i for i, path in enumerate(paths)}
+    by_identity: dict[object, int] = {}
+    for item in loaded:
+        if item.path in index:
+            known = item.source.identity if item.source is not None else None
+            by_identity[known if known is not None else _identity(item.path, None)] = index[item.path]
+    for i, (path, text) in enumerate(zip(paths, texts)):
+        if "include" not in text:
+            continue
+        folder = os.path.dirname(path)
+        for word in _include_targets(text):
+            if "$" not in word:
+                try:
+                    info = os.stat(os.path.join(folder, word))
+                except OSError:
+                    continue
+                j = by_identity.get((info.st_dev, info.st_ino))
+                if j is not None and j != i:
+                    out[i].append(j)
+                continue
+            tail = word[max(word.rfind(")"), word.rfind("}")) + 1 :]
+            if tail.startswith("/") and len(tail) > 1 and not _PATTERN_CHARS.intersection(tail):
+                out[i].extend(j for j, other in enumerate(paths) if j != i and other.endswith(tail))
+    return out
+
+
+_ANY_INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^#\n]*)", re.M)
+_PATTERN_CHARS = frozenset("$(){}*?%[]")
+_ASSIGNED = re.compile(r"(?::::=|::=|:=|[?+!]?=)")
+
+
+def _include_targets(text: str) -> list[str]:
+    """The words of a Makefile's include lines, a variable reference with spaces in it kept in one word."""
+    words: list[str] = []
+    for m in _ANY_INCLUDE.finditer(text):
+        if _ASSIGNED.match(m.group(1)):
+            continue  # ``include := ...`` sets a variable of that name
+        depth = 0
+        current = ""
+        for char in m.group(1):
+            if char in "({":
+                depth += 1
+            elif char in ")}":
+                depth = max(0, depth - 1)
+            if char in " \t\\" and depth == 0:
+                if current:
+                    words.append(current)
+                current = ""
+            else:
+                current += char
+        if current:
+            words.append(current)
+    return words
 
 
 def _facts_task(item: FileOutcome) -> tuple[str, str, str] | None:

@@ -1,4 +1,4 @@
-"""Makefiles ported while their facts are read: taken only where the run's facts cannot change them."""
+"""Makefiles ported while their facts are read: taken only where the facts they are read with cannot change them."""
 
 from __future__ import annotations
 
@@ -12,11 +12,14 @@ from buildport.options import MakeFacts, Options
 from buildport.passes.make_facts import combine, file_facts
 from buildport.syntax.make import parse_make
 
-#: common.mk makes CUDA_CC a compiler and, through its recipe, GPU_FLAGS a flag variable; flags.mk
-#: holds no word a rule looks for, but its port depends on that; plain.mk and other.mk do not.
+#: common.mk makes CUDA_CC a compiler and, through its recipe, GPU_FLAGS a flag variable; flags.mk,
+#: which it includes, holds no word a rule looks for, but its port depends on that; sibling.mk says
+#: what flags.mk says, but nothing includes it, so it is read alone; plain.mk and other.mk depend on nothing.
+COMMON = "CUDA_CC := /usr/local/cuda/bin/nvcc\nall: app\napp: main.o\n\t$(CUDA_CC) $(GPU_FLAGS) -o app main.o\n"
 FILES = {
-    "common.mk": "CUDA_CC := /usr/local/cuda/bin/nvcc\nall: app\napp: main.o\n\t$(CUDA_CC) $(GPU_FLAGS) -o app main.o\n",
+    "common.mk": "include flags.mk\n" + COMMON,
     "flags.mk": "GPU_FLAGS := -O2 -G -m64\n",
+    "sibling.mk": "GPU_FLAGS := -O2 -G -m64\n",
     "plain.mk": "CFLAGS := -O2\nall:\n\tcc -o x x.c\n",
     "other.mk": "OPTS := -O2 -G\ninclude rules.inc\n",
     "broken.mk": "all:\n\techo\nendif\n",
@@ -31,18 +34,14 @@ def project(tmp_path: Path) -> Path:
 
 
 def _expected(paths: list[str]) -> list[tuple[str, str | None, list[str]]]:
-    """Each file ported with the facts of all of them, one by one."""
+    """Each file ported one by one: common.mk and flags.mk with the facts of both, the others alone."""
+    together = [path for path in paths if Path(path).name in ("common.mk", "flags.mk")]
     facts = MakeFacts()
-    parts = []
-    for path in paths:
-        try:
-            parts.append(file_facts(parse_make(Path(path).read_text(), path)))
-        except Exception:
-            pass
-    combine(facts, parts)
+    combine(facts, [file_facts(parse_make(Path(path).read_text(), path)) for path in together])
     out = []
     for path in paths:
-        outcome = runner._port_one(path, runner._load(path, None).source, Options(), "make", facts)  # type: ignore[arg-type]
+        outcome = runner._port_one(path, runner._load(path, None).source, Options(), "make",  # type: ignore[arg-type]
+                                   facts if path in together else None)
         result = outcome.result
         out.append((path, result.text if result else outcome.error, [f.rule for f in result.findings] if result else []))
     return out
@@ -64,8 +63,9 @@ def test_a_run_ports_each_makefile_as_with_the_runs_facts(
     run = runner.port_files(paths, Options(), kind="make", jobs=jobs, cache=cache)
     expected = _expected(paths)
     assert _seen(run) == expected
-    flags = dict((Path(p).name, t) for p, t, _ in expected)["flags.mk"]
-    assert flags == "GPU_FLAGS := -O2 -g -O0 -m64\n"  # the run's facts reached it
+    texts = dict((Path(p).name, t) for p, t, _ in expected)
+    assert texts["flags.mk"] == "GPU_FLAGS := -O2 -g -O0 -m64\n"  # the facts of the file that includes it reached it
+    assert texts["sibling.mk"] == FILES["sibling.mk"]  # and no file that includes nothing of common.mk
     if cache is not None:  # and the cache gives the same again
         again = runner.port_files(paths, Options(), kind="make", jobs=jobs, cache=Cache(cache.root))
         assert _seen(again) == expected
@@ -92,9 +92,9 @@ def test_files_without_a_rule_word_are_parsed_and_ported_once(project: Path, mon
     monkeypatch.setattr("buildport.syntax.make.parse_make", parse)
     run = runner.port_files(paths, Options(), kind="make", jobs=1)
     assert _seen(run) == expected
-    # plain.mk and other.mk: taken as ported early; flags.mk: ported again with the run's facts;
-    # common.mk holds rule words (ported once, after the facts); broken.mk does not parse
-    assert sorted(ported[: ported.index("common.mk")]) == ["flags.mk", "other.mk", "plain.mk"]
+    # plain.mk, other.mk and sibling.mk: taken as ported early; flags.mk: ported again with the facts
+    # of common.mk; common.mk holds rule words (ported once, after the facts); broken.mk does not parse
+    assert sorted(ported[: ported.index("common.mk")]) == ["flags.mk", "other.mk", "plain.mk", "sibling.mk"]
     assert sorted(ported[ported.index("common.mk"):]) == ["common.mk", "flags.mk"]
     assert parsed.count("plain.mk") == 1 and parsed.count("other.mk") == 1
 
@@ -149,7 +149,7 @@ def test_facts_read_while_the_walk_goes_on_are_the_runs_facts(
         (tree / f"m{n:02}.mk").write_text(f"X{n} := {n}\nall:\n\tcc -o x{n} x.c\n")
     (tree / "m05.mk").write_bytes(b"A := 1\n\x00\n")  # binary: reported, and no facts are read from it
     (tree / "m07.mk").write_text("all:\n\techo\nendif\n")  # does not parse: reported
-    (tree / "zz_common.mk").write_text(FILES["common.mk"])
+    (tree / "zz_common.mk").write_text("include aa_flags.mk\n" + COMMON)
     fed: list[bool] = []
     real = runner._make_facts
 

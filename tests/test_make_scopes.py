@@ -1,0 +1,122 @@
+"""Which Makefiles of a run share their facts: those make reads together, through their include lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from buildport import runner
+from buildport.cli import main
+from buildport.engine import port_make
+from buildport.options import Options
+from buildport.passes.make_facts import scopes
+
+
+def _named(includes: dict[str, list[str]]) -> dict[str, set[str]]:
+    names = sorted(includes)
+    graph = [[names.index(target) for target in includes[name]] for name in names]
+    return {name: {names[j] for j in scope} for name, scope in zip(names, scopes(graph))}
+
+
+def test_a_shared_file_is_read_with_each_includer_and_each_includer_without_the_others() -> None:
+    found = _named({"a.mk": ["common.mk"], "b.mk": ["common.mk"], "common.mk": [], "alone.mk": []})
+    assert found == {
+        "a.mk": {"a.mk", "common.mk"},
+        "b.mk": {"b.mk", "common.mk"},
+        "common.mk": {"a.mk", "b.mk", "common.mk"},  # ported once, for both of the files make reads it with
+        "alone.mk": {"alone.mk"},
+    }
+
+
+def test_includes_are_followed_both_ways_through_every_level() -> None:
+    found = _named({"top": ["mid.mk"], "mid.mk": ["leaf.mk", "flags.mk"], "leaf.mk": [], "flags.mk": [],
+                    "other": ["leaf.mk"]})  # fmt: skip
+    assert found["top"] == {"top", "mid.mk", "leaf.mk", "flags.mk"}
+    # leaf.mk is read under top (with mid.mk and flags.mk) and under other
+    assert found["leaf.mk"] == {"top", "mid.mk", "leaf.mk", "flags.mk", "other"}
+    assert found["flags.mk"] == {"top", "mid.mk", "leaf.mk", "flags.mk"}
+    assert found["other"] == {"other", "leaf.mk"}
+
+
+def test_files_that_include_each_other_share_one_scope() -> None:
+    found = _named({"x.mk": ["y.mk"], "y.mk": ["x.mk"], "z.mk": ["z.mk"]})
+    assert found == {"x.mk": {"x.mk", "y.mk"}, "y.mk": {"x.mk", "y.mk"}, "z.mk": {"z.mk"}}
+
+
+def test_include_lines_are_resolved_from_the_files_folder(tmp_path: Path) -> None:
+    (tmp_path / "common").mkdir()
+    (tmp_path / "app").mkdir()
+    files = {
+        "common/make.config": "NVCC := nvcc\n",
+        "common/rules.mk": "X := 1\n",
+        "app/Makefile": "include ../common/make.config  # settings\n-include $(TOP)/common/rules.mk\n"
+                        "sinclude missing.mk $(DEPS)\ninclude := not an include line\ninclude $(wildcard *.mk)\n",
+        "app/self.mk": "include self.mk\n",
+    }  # fmt: skip
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    paths = [str(tmp_path / name) for name in files]
+    loaded = [runner._load(path, None) for path in paths]
+    graph = runner._include_graph(paths, list(files.values()), loaded)
+    # a literal name from the folder the file is in; a name made with variables stands for the
+    # files whose paths end as its literal tail; missing files, variables alone and itself: nothing
+    assert graph == [[], [], [0, 1], []]
+
+
+def test_include_words_keep_a_reference_with_spaces_whole() -> None:
+    text = "include ../common.mk $(DEPS)\n-include $(wildcard a b)/x.mk  # note\n  sinclude ${DFFT}/pencil.mk\n"
+    assert runner._include_targets(text) == ["../common.mk", "$(DEPS)", "$(wildcard a b)/x.mk", "${DFFT}/pencil.mk"]
+    assert runner._include_targets("include = a.mk\ninclude := b.mk\ninclude += c.mk\n") == []
+
+
+#: A benchmark suite's two versions of one program side by side, as HeCBench keeps them: the CUDA one
+#: makes CC a compiler and ARCH an architecture list; in the HIP one, neither is.
+SUITE = {
+    "foo-cuda/Makefile": "CC = nvcc\nARCH = sm_60\nCFLAGS := -std=c++17 -Xcompiler -Wall -arch=$(ARCH)\n"
+                         "main: main.cu\n\t$(CC) $(CFLAGS) main.cu -o main\n",
+    "foo-hip/Makefile": "CC = hipcc\nARCH = CDNA\nCFLAGS := -std=c++17 -Wall --offload-arch=$(ARCH)\n"
+                        "main: main.cu util.c\n\t$(CC) $(CFLAGS) main.cu util.c -o main\n",
+    "foo-omp/Makefile": "CC = icpx\nCFLAGS = --std=c++17 -fiopenmp\nmain: main.c\n\t$(CC) $(CFLAGS) main.c -o main\n",
+    # a suite that shares its settings: the sub-Makefile's CUDA_CC is a compiler through config.mk
+    "bar/config.mk": "CUDA_CC := /usr/local/cuda/bin/nvcc\nGPU_FLAGS := -O2 -G\n",
+    "bar/app/Makefile": "include ../config.mk\napp: main.cu\n\t$(CUDA_CC) $(GPU_FLAGS) main.cu -o app\n",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("cache", ["none", "cold", "warm"])
+def test_a_run_ports_each_makefile_as_make_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str, cache: str,
+) -> None:
+    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)  # a pool even for these few files
+    tree = tmp_path / "tree"
+    for name, text in SUITE.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text)
+    options = ["--no-cache"] if cache == "none" else ["--cache-dir", str(tmp_path / "cache")]
+    runs = 2 if cache == "warm" else 1
+    for _ in range(runs):
+        done = CliRunner().invoke(main, ["make", "--diff", "-j", jobs, *options, str(tree)])
+        assert done.exit_code == 0, done.output
+    alone = {name: port_make(text, str(tree / name), Options()) for name, text in SUITE.items()}
+    # each Makefile that includes nothing is ported as it is alone: the HIP and OpenMP versions
+    # are not changed and nothing is reported of them, whatever the CUDA version beside them says
+    for name in ("foo-hip/Makefile", "foo-omp/Makefile"):
+        assert not alone[name].changed and not alone[name].findings
+        assert name not in done.output
+    assert alone["foo-cuda/Makefile"].changed and "+ARCH = gfx90a gfx942" in done.output
+    # bar/app/Makefile launches config.mk's compiler with GPU_FLAGS: read with the file that includes
+    # it, config.mk's GPU_FLAGS are nvcc flags (-G becomes -g -O0); read alone, they are not
+    assert "+GPU_FLAGS := -O2 -g -O0" in done.output
+    assert "GPU_FLAGS := -O2 -G\n" in alone["bar/config.mk"].text
+
+
+def test_files_with_equal_facts_share_one_object() -> None:
+    from buildport.passes.make_facts import FileFacts, scoped_facts
+
+    cuda = FileFacts(compiler_vars={"CC"})
+    made = scoped_facts([FileFacts(), None, FileFacts(), cuda, FileFacts(compiler_vars={"CC"})], [[], [], [], [], []])
+    assert made[0] is made[1] is made[2] and made[0].compiler_vars == {"NVCC"}
+    assert made[3] is made[4] and made[3].compiler_vars == {"NVCC", "CC"}
