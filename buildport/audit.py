@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
@@ -32,9 +32,13 @@ from buildport.findings import Finding, Severity
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
+from buildport.includes import include_graph, include_targets, scopes
+from buildport.options import MakeFacts
 from buildport.runner import (
     MAKEFILE_NAMES,
+    Feed,
     Workers,
+    file_identity,
     files_below,
     included_makefiles,
     is_cmake_file,
@@ -43,6 +47,9 @@ from buildport.runner import (
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, scan_cuda_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, read_source
+
+if TYPE_CHECKING:
+    from buildport.passes.make_facts import FileFacts
 
 CMAKE, MAKE, SOURCE = "cmake", "make", "source"
 _MARKER = re.compile(r"#[^\S\n]*buildport:[^\S\n]*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
@@ -146,8 +153,9 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     report = AuditReport()
     contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
     index = cache.files if cache is not None else None
-    found = iter_collect(list(paths), report.errors, contents, index)  # audited as discovery finds them
-    for outcome in _audit_all(found, jobs, cache, contents):
+    words: dict[str, list[str]] = {}  # the include lines of the Makefiles found
+    found = iter_collect(list(paths), report.errors, contents, index, words)  # audited as discovery finds them
+    for outcome in _audit_all(found, jobs, cache, contents, words):
         if isinstance(outcome, str):
             report.errors.append(outcome)
             continue
@@ -164,9 +172,14 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
 
 
 def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
-               contents: dict[str, SourceText] | None = None) -> list[FileAudit | None | str]:
+               contents: dict[str, SourceText] | None = None,
+               words: dict[str, list[str]] | None = None) -> list[FileAudit | None | str]:
     """Each (path, kind) audited in order: cache hits here, the misses in a pool when ``jobs`` > 1,
-    handed over in chunks as ``items`` yields them (see :meth:`buildport.runner.Workers.feed`)."""
+    handed over in chunks as ``items`` yields them (see :meth:`buildport.runner.Workers.feed`).
+    Each Makefile is audited with the facts of the files make reads with it, as ``buildport make``
+    ports it: one with include lines waits for the end of ``items``; one without is audited alone as
+    it comes, and again at the end if another includes it (``words``: the include lines, where
+    discovery read them)."""
     kinds: set[str] = set()  # of the files found so far
 
     def noted() -> Iterator[tuple[str, str]]:
@@ -175,7 +188,7 @@ def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
             yield path, kind
 
     with Workers(jobs, preload=lambda: _load_engines(kinds)) as workers:
-        return _audit_each(noted(), workers, cache, contents)
+        return _audit_each(noted(), workers, cache, contents, words)
 
 
 def _load_engines(kinds: set[str]) -> None:
@@ -184,17 +197,27 @@ def _load_engines(kinds: set[str]) -> None:
     engine, prescan, _ = _engine()
     prescan.cmake_trigger()
     if MAKE in kinds:
+        from buildport.syntax.make import load_tables
+
         engine.make_modules()
+        load_tables()  # also what this process parses: Makefiles that include one another
 
 
 def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache | None,
-                contents: dict[str, SourceText] | None) -> list[FileAudit | None | str]:
+                contents: dict[str, SourceText] | None,
+                words: dict[str, list[str]] | None = None) -> list[FileAudit | None | str]:
     out: list[FileAudit | None | str] = []
-    tasks: list[tuple[str, str, str, str | None]] = []
+    tasks: list[AuditTask] = []
+    task_keys: list[Keys] = []  # the cache keys of each task's kind and facts
     missing: list[int] = []
-    key_of = _audit_keys()
+    kinds = _audit_keys()
     lookups = cache is not None and cache.holds_entries()  # else the keys are worked out only to store
     feed = workers.feed(_audit_chunk, cache)
+    pending = (tasks, task_keys, missing, feed)
+    index = cache.files if cache is not None else None
+    makefiles: list[tuple[int, str, SourceText]] = []  # (where in ``out``, path, source)
+    waiting: set[int] = set()  # the Makefiles with include lines: audited once the walk is over
+    owner: dict[int, int] = {}  # a Makefile audited again: its place → the task that fills it (-1: none)
     for path, kind in items:
         known = None
         if contents is not None:  # a Makefile's text stays: the walk may not be over, and its includes are read last
@@ -204,57 +227,194 @@ def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache
         except InputError as exc:
             out.append(_error_text(exc, path))
             continue
-        if cache is not None:
-            if cache.is_clean(key_of[kind], path, source.digest):
-                out.append(None if kind == SOURCE else FileAudit(path, kind))
+        if kind == MAKE:
+            makefiles.append((len(out), path, source))
+            if _may_include(source, index):
+                waiting.add(len(out))
+                out.append(None)
                 continue
-            stored = cache.get(key_of[kind](path, source.digest)) if lookups else None
-            if isinstance(stored, dict) and isinstance(stored.get("error"), str):
-                out.append(stored["error"])  # input the parser rejected: the text alone decides that
-                continue
-            ok, hit = _from_json(stored) if stored is not None else (False, None)
-            if ok:
-                out.append(hit)
-                continue
-        try:
-            text = source.text  # a source the file index vouched for is read now
-        except InputError as exc:
-            out.append(_error_text(exc, path))
-            continue
-        missing.append(len(out))
-        out.append(None)
-        tasks.append((path, kind, text, source.digest if cache is not None else None))
-        feed.add(tasks[-1])
-    for i, task, done in zip(missing, tasks, feed.results()):
-        out[i] = done
+        out.append(_audit_one(path, kind, source, None, kinds[kind], cache, lookups, len(out), pending))
+    if makefiles:
+        # most Makefiles include nothing and were audited alone as they came; one that others include
+        # is audited again, with the facts of the files make reads it with (the later result wins)
+        facts = _makefile_facts([(path, source) for _, path, source in makefiles], words or {}, cache)
+        keys: dict[int, Keys] = {id(None): kinds[MAKE]}  # a Makefile read alone: the key of every earlier run
+        for at, path, source in makefiles:
+            file_facts = facts.get(path)
+            if at not in waiting and file_facts is None:
+                continue  # audited alone already, as make reads it
+            key_of = keys.get(id(file_facts))
+            if key_of is None:
+                key_of = keys[id(file_facts)] = Cache.keys(f"audit-{MAKE}", _fact_settings(file_facts))
+            queued = len(tasks)
+            out[at] = _audit_one(path, MAKE, source, file_facts, key_of, cache, lookups, at, pending)
+            owner[at] = queued if len(tasks) > queued else -1
+    for n, (i, task, key_of, done) in enumerate(zip(missing, tasks, task_keys, feed.results())):
+        if owner.get(i, n) == n:  # not a first audit of a Makefile audited again since
+            out[i] = done
         if task[3] is not None and not isinstance(done, str) and _nothing(done, task[1]):
             assert cache is not None
-            cache.mark_clean(key_of[task[1]], task[0], task[3])
+            cache.mark_clean(key_of, task[0], task[3])
     if cache is not None and tasks:
         cache.save_clean()
         cache.prune()
     return out
 
 
+def _may_include(source: SourceText, index: FileIndex | None) -> bool:
+    """Whether a Makefile has an include line (or may have: its text is not read, and the cache's
+    file index holds no words for it). The same answer on a warm run as on a cold one."""
+    words = index.includes(source.digest) if index is not None else None
+    if words is None and source.is_read:
+        words = include_targets(source.text)
+    return words is None or bool(words)
+
+
+#: What a worker audits: path, kind, text, digest (None: store nothing), and a Makefile's facts (None: alone).
+AuditTask = tuple[str, str, str, "str | None", "MakeFacts | None"]
+#: Where the tasks go: the tasks, their cache keys, where each result goes in the output, the feed.
+Pending = tuple[list[AuditTask], list[Keys], list[int], Feed[AuditTask, "FileAudit | None | str"]]
+
+
+def _audit_one(
+    path: str, kind: str, source: SourceText, facts: MakeFacts | None, key_of: Keys, cache: Cache | None,
+    lookups: bool, at: int, pending: Pending,
+) -> FileAudit | None | str:
+    """One file's audit from the cache; or None, its task handed to the feed, whose result goes to ``at``."""
+    if cache is not None:
+        if cache.is_clean(key_of, path, source.digest):
+            return None if kind == SOURCE else FileAudit(path, kind)
+        stored = cache.get(key_of(path, source.digest)) if lookups else None
+        if isinstance(stored, dict) and isinstance(stored.get("error"), str):
+            return str(stored["error"])  # input the parser rejected: the text alone decides that
+        ok, hit = _from_json(stored) if stored is not None else (False, None)
+        if ok:
+            return hit
+    try:
+        text = source.text  # a source the file index vouched for is read now
+    except InputError as exc:
+        return _error_text(exc, path)
+    tasks, task_keys, missing, feed = pending
+    missing.append(at)
+    tasks.append((path, kind, text, source.digest if cache is not None else None, facts))
+    task_keys.append(key_of)
+    feed.add(tasks[-1])
+    return None
+
+
+def _fact_settings(facts: MakeFacts | None) -> list[object] | None:
+    """What an audit of a Makefile depends on besides its text: the facts it is read with (None: alone)."""
+    if facts is None:
+        return None
+    return [sorted(facts.compiler_vars), sorted(facts.arch_vars), sorted(facts.flag_vars), facts.host_links]
+
+
+def _makefile_facts(
+    makefiles: list[tuple[str, SourceText]], words: dict[str, list[str]], cache: Cache | None = None,
+) -> dict[str, MakeFacts]:
+    """The facts of each Makefile that make reads with others (see :func:`buildport.includes.scopes`), by
+    path, where they differ from what the file says alone; a Makefile that includes nothing of the others,
+    and that none of them includes, or whose facts are its own, is read alone and is not in it.
+
+    ``words``: the include lines of the files discovery read them for; the others' come from the
+    cache's file index (by hash) or from their text. The facts of each set of files read together are
+    kept in ``cache`` under their paths and hashes, so that a warm run reads none of the files.
+    """
+    index = cache.files if cache is not None else None
+    paths = [path for path, _ in makefiles]
+    lines: list[list[str]] = []
+    for path, source in makefiles:
+        found = words.get(path)
+        if found is None and index is not None:
+            found = index.includes(source.digest)
+        if found is None:
+            try:
+                found = include_targets(source.text)
+            except InputError:
+                found = []  # reported when it is audited
+            else:
+                if index is not None:
+                    index.record_includes(source.digest, found)
+        lines.append(found)
+    graph = include_graph(paths, lines, lambda i: makefiles[i][1].identity or file_identity(paths[i], None))
+    parts: dict[int, FileFacts | None] = {}
+    out: dict[str, MakeFacts] = {}
+    made: dict[frozenset[int], tuple[MakeFacts, set[int]]] = {}  # scope → its facts, the members they change
+    for i, scope in enumerate(scopes(graph)):
+        if len(scope) == 1:
+            continue
+        scoped = made.get(scope)
+        if scoped is None:
+            members = sorted(scope)
+            key = None
+            if cache is not None:
+                key = cache.key("audit-make-facts", "", "", [[paths[j], makefiles[j][1].digest] for j in members])
+                scoped = _stored_scope(cache.get(key), members)
+            if scoped is None:
+                from buildport.passes.make_facts import combine, file_facts
+                from buildport.syntax.make import parse_make
+
+                for j in members:
+                    if j not in parts:
+                        try:
+                            parts[j] = file_facts(parse_make(makefiles[j][1].text, paths[j]))
+                        except (InputError, ParseError):
+                            parts[j] = None  # reported when it is audited
+                facts = MakeFacts()
+                combine(facts, [part for j in members if (part := parts[j]) is not None])
+                changed = {j for j in members if facts != _alone(parts[j])}
+                scoped = facts, changed
+                if cache is not None and key is not None:
+                    cache.put(key, [*(_fact_settings(facts) or []), [members.index(j) for j in sorted(changed)]])
+            made[scope] = scoped
+        facts, changed = scoped
+        if i in changed:
+            out[paths[i]] = facts  # a file whose own facts are the scope's is ported as alone
+    return out
+
+
+def _stored_scope(stored: Any, members: list[int]) -> tuple[MakeFacts, set[int]] | None:
+    """What :func:`_makefile_facts` kept for the files ``members``; None for a miss or a malformed entry."""
+    try:
+        compilers, archs, flags, links, changed = stored
+        return MakeFacts(set(compilers), set(archs), set(flags), bool(links)), {members[k] for k in changed}
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _alone(part: FileFacts | None) -> MakeFacts:
+    """The facts a Makefile's port reads when the file is read alone (see :func:`buildport.engine.port_make`)."""
+    from buildport.passes.make_facts import combine
+
+    facts = MakeFacts()
+    combine(facts, [part] if part is not None else [])
+    return facts
+
+
 def _audit_keys() -> dict[str, Keys]:
     return {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
 
 
-def _audit_chunk(tasks: list[tuple[str, str, str, str | None]], cache: Cache | None) -> list[FileAudit | None | str]:
-    """Audit a chunk of (path, kind, text, digest: None to store nothing); runs in a worker process
-    with ``jobs`` > 1."""
+def _audit_chunk(tasks: list[AuditTask], cache: Cache | None) -> list[FileAudit | None | str]:
+    """Audit a chunk of tasks (see :data:`AuditTask`); runs in a worker process with ``jobs`` > 1."""
     out: list[FileAudit | None | str] = []
-    key_of = _audit_keys() if cache is not None else {}
-    for path, kind, text, digest in tasks:
+    kinds = _audit_keys() if cache is not None else {}
+    keys: dict[int, Keys] = {}  # by the facts of a Makefile read with others (one object for the files that share them)
+    for path, kind, text, digest, facts in tasks:
+        key_of = kinds.get(kind)
+        if facts is not None and cache is not None:
+            key_of = keys.get(id(facts))
+            if key_of is None:
+                key_of = keys[id(facts)] = Cache.keys(f"audit-{MAKE}", _fact_settings(facts))
         try:
-            audited = audit_text(text, path, kind)
+            audited = audit_text(text, path, kind, facts)
             out.append(audited)
-            if cache is not None and digest is not None and not _nothing(audited, kind):
-                cache.put(key_of[kind](path, digest), _to_json(audited))  # "nothing" is kept apart (see _audit_all)
+            if key_of is not None and digest is not None and not _nothing(audited, kind):
+                cache.put(key_of(path, digest), _to_json(audited))  # type: ignore[union-attr]  # "nothing" is kept apart
         except (InputError, ParseError) as exc:
             out.append(_error_text(exc, path))
-            if cache is not None and digest is not None:
-                cache.put(key_of[kind](path, digest), {"error": out[-1]})
+            if key_of is not None and digest is not None:
+                cache.put(key_of(path, digest), {"error": out[-1]})  # type: ignore[union-attr]
         except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
             out.append(f"{exc} (internal error: please report it with this file)")
     return out
@@ -321,7 +481,8 @@ _AUDITED_SUFFIXES = frozenset({".cmake", ".mk", *CUDA_EXTENSIONS, *C_FAMILY_EXTE
 
 
 def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
-                 index: FileIndex | None = None) -> Iterator[tuple[str, str]]:
+                 index: FileIndex | None = None,
+                 words: dict[str, list[str]] | None = None) -> Iterator[tuple[str, str]]:
     """(path, kind) of every file to audit, as discovery finds them: files as given, directories
     walked (the first kind given for a path wins), then the Makefiles those include.
 
@@ -351,11 +512,12 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
                 if kind == MAKE:
                     makefiles.append(name)
                 yield name, kind
-    yield from ((p, MAKE) for p in included_makefiles(makefiles, contents, index) if p not in seen)
+    yield from ((p, MAKE) for p in included_makefiles(makefiles, contents, index, words) if p not in seen)
 
 
-def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
-    """The findings of one file's text; None for a C/C++ file that does not use CUDA."""
+def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) -> FileAudit | None:
+    """The findings of one file's text; None for a C/C++ file that does not use CUDA. ``facts``: for a
+    Makefile, what the files make reads with it say (see :mod:`buildport.passes.make_facts`); None: alone."""
     if kind == SOURCE:
         findings = scan_cuda_source(path, text)
         return None if findings is None else FileAudit(path, kind, findings)
@@ -363,8 +525,10 @@ def audit_text(text: str, path: str, kind: str) -> FileAudit | None:
     if kind == CMAKE and not prescan.may_need_cmake_audit(text):
         cmake_syntax.parse_cmake(text, path)  # nothing of CUDA in it, but bad input is still an error
         return FileAudit(path, kind)
-    port = engine.port_cmake if kind == CMAKE else engine.port_make
-    result = port(text, path, verify=False)
+    if kind == CMAKE:
+        result = engine.port_cmake(text, path, verify=False)
+    else:
+        result = engine.port_make(text, path, verify=False, facts=facts)
     audited = FileAudit(path, kind)
     if not result.findings and not result.changed and (
         not prescan.may_have_residue(text) if kind == CMAKE else _make_quiet(text)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
 from buildport.syntax.errors import ParseError
 from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
+from buildport.includes import include_graph, include_targets
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_bytes, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
@@ -232,12 +232,14 @@ def _skip_reason(
 
 def included_makefiles(
     files: list[str], contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
+    words_of: dict[str, list[str]] | None = None,
 ) -> list[str]:
     """Files that discovered Makefiles ``include`` by a literal relative name (make.config...).
 
     ``contents`` holds what discovery read (see :func:`discover`); the other files
-    are read here. ``index`` remembers the names by the hash of each file, so that
-    a file it vouches for is not read for them.
+    are read here. ``index`` remembers the words of their include lines by the hash
+    of each file, so that a file it vouches for is not read for them; ``words_of``,
+    if given, gets them too (path → words: see :func:`include_targets`).
     """
     seen: set[object] | None = None  # which files they are (device and inode), worked out at the first include
     extra: list[str] = []
@@ -248,12 +250,16 @@ def included_makefiles(
             source = known if known is not None else read_source(name)
             words = index.includes(source.digest) if index is not None else None
             if words is None:
-                words = _include_words(source.text)
+                words = include_targets(source.text)
                 if index is not None:
                     index.record_includes(source.digest, words)
         except InputError:
             continue
+        if words_of is not None:
+            words_of[name] = words
         for word in words:
+            if "$" in word:
+                continue  # a name made with variables: which file it is, only make can tell
             target = str(Path(name).parent / word)
             if trail is not None:
                 trail.path(target)  # whether it exists (a later one changes the run), and its metadata
@@ -264,7 +270,7 @@ def included_makefiles(
             if not stat.S_ISREG(info.st_mode):
                 continue
             if seen is None:
-                seen = {_identity(f, contents) for f in files}
+                seen = {file_identity(f, contents) for f in files}
             identity = (info.st_dev, info.st_ino)  # a/../common.mk and b/../common.mk are one file
             if identity not in seen:
                 seen.add(identity)
@@ -273,7 +279,7 @@ def included_makefiles(
     return extra
 
 
-def _identity(path: str, contents: dict[str, SourceText] | None) -> object:
+def file_identity(path: str, contents: dict[str, SourceText] | None) -> object:
     """The device and inode of the file at ``path`` (as discovery saw it, if it did); the real path
     of one that cannot be looked at."""
     known = contents.get(path) if contents is not None else None
@@ -284,16 +290,6 @@ def _identity(path: str, contents: dict[str, SourceText] | None) -> object:
     except OSError:
         return os.path.realpath(path)
     return (info.st_dev, info.st_ino)
-
-
-_INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^$#\n]+?)[ \t]*(?:#.*)?$", re.M)
-
-
-def _include_words(text: str) -> list[str]:
-    """The literal names of a Makefile's include lines."""
-    if "include" not in text:
-        return []
-    return [word for m in _INCLUDE.finditer(text) for word in m.group(1).split()]
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -796,7 +792,7 @@ def _unique(paths: Iterable[str], contents: dict[str, SourceText] | None = None)
     """
     seen: set[object] = set()
     for p in paths:
-        key = p if p == "-" else _identity(p, contents)  # missing: reading it reports the error
+        key = p if p == "-" else file_identity(p, contents)  # missing: reading it reports the error
         if key not in seen:
             seen.add(key)
             yield p if p == "-" else os.path.normpath(p)
@@ -835,7 +831,10 @@ def _make_facts(
     else:
         tasks = [task for task in map(_facts_task, loaded) if task is not None]
         parts = workers.run(_file_facts_chunk, tasks, options)
-    includes = _include_graph([path for path, _, _ in tasks], [text for _, _, text in tasks], loaded)
+    paths = [path for path, _, _ in tasks]
+    identities = {item.path: item.source.identity for item in loaded if item.source is not None}
+    includes = include_graph(paths, [include_targets(text) for _, _, text in tasks],
+                             lambda i: identities.get(paths[i]) or file_identity(paths[i], None))
     by_task = scoped_facts([part for part, _ in parts], includes)
     facts = {path: made for (path, _, _), made in zip(tasks, by_task)}
     if key is not None:
@@ -870,75 +869,6 @@ def _stored_facts(stored: Any, count: int) -> list[MakeFacts | None] | None:
         return [None if i == -1 else made[i] for i in of]
     except (KeyError, TypeError, ValueError, IndexError):
         return None
-
-
-def _include_graph(paths: list[str], texts: list[str], loaded: list[FileOutcome]) -> list[list[int]]:
-    """For each of the Makefiles ``paths`` (with their ``texts``), the indices among ``paths`` of those it
-    includes.
-
-    A literal name is looked for as make looks for it when run in the file's folder, and
-    matched to a file of the run by device and inode (as discovery saw the files
-    ``loaded``, which ``paths`` are among). A name made with variables (``include
-    $(TOP)/common/make.config``) cannot be resolved without running make: it stands for
-    each file of the run whose path ends in its literal tail (``/common/make.config``),
-    if it has one.
-    """
-    out: list[list[int]] = [[] for _ in paths]
-    if not any("include" in text for text in texts):
-        return out  # most runs: no file has an include line, and no file need be looked at
-    index = {path: i for i, path in enumerate(paths)}
-    by_identity: dict[object, int] = {}
-    for item in loaded:
-        if item.path in index:
-            known = item.source.identity if item.source is not None else None
-            by_identity[known if known is not None else _identity(item.path, None)] = index[item.path]
-    for i, (path, text) in enumerate(zip(paths, texts)):
-        if "include" not in text:
-            continue
-        folder = os.path.dirname(path)
-        for word in _include_targets(text):
-            if "$" not in word:
-                try:
-                    info = os.stat(os.path.join(folder, word))
-                except OSError:
-                    continue
-                j = by_identity.get((info.st_dev, info.st_ino))
-                if j is not None and j != i:
-                    out[i].append(j)
-                continue
-            tail = word[max(word.rfind(")"), word.rfind("}")) + 1 :]
-            if tail.startswith("/") and len(tail) > 1 and not _PATTERN_CHARS.intersection(tail):
-                out[i].extend(j for j, other in enumerate(paths) if j != i and other.endswith(tail))
-    return out
-
-
-_ANY_INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^#\n]*)", re.M)
-_PATTERN_CHARS = frozenset("$(){}*?%[]")
-_ASSIGNED = re.compile(r"(?::::=|::=|:=|[?+!]?=)")
-
-
-def _include_targets(text: str) -> list[str]:
-    """The words of a Makefile's include lines, a variable reference with spaces in it kept in one word."""
-    words: list[str] = []
-    for m in _ANY_INCLUDE.finditer(text):
-        if _ASSIGNED.match(m.group(1)):
-            continue  # ``include := ...`` sets a variable of that name
-        depth = 0
-        current = ""
-        for char in m.group(1):
-            if char in "({":
-                depth += 1
-            elif char in ")}":
-                depth = max(0, depth - 1)
-            if char in " \t\\" and depth == 0:
-                if current:
-                    words.append(current)
-                current = ""
-            else:
-                current += char
-        if current:
-            words.append(current)
-    return words
 
 
 def _facts_task(item: FileOutcome) -> tuple[str, str, str] | None:

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from buildport import runner
 from buildport.cli import main
 from buildport.engine import port_make
-from buildport.options import Options
-from buildport.passes.make_facts import scopes
+from buildport.options import MakeFacts, Options
+from buildport.includes import include_graph, include_targets, scopes
 
 
 def _named(includes: dict[str, list[str]]) -> dict[str, set[str]]:
@@ -58,8 +58,8 @@ def test_include_lines_are_resolved_from_the_files_folder(tmp_path: Path) -> Non
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     paths = [str(tmp_path / name) for name in files]
-    loaded = [runner._load(path, None) for path in paths]
-    graph = runner._include_graph(paths, list(files.values()), loaded)
+    words = [include_targets(text) for text in files.values()]
+    graph = include_graph(paths, words, lambda i: runner.file_identity(paths[i], None))
     # a literal name from the folder the file is in; a name made with variables stands for the
     # files whose paths end as its literal tail; missing files, variables alone and itself: nothing
     assert graph == [[], [], [0, 1], []]
@@ -67,8 +67,8 @@ def test_include_lines_are_resolved_from_the_files_folder(tmp_path: Path) -> Non
 
 def test_include_words_keep_a_reference_with_spaces_whole() -> None:
     text = "include ../common.mk $(DEPS)\n-include $(wildcard a b)/x.mk  # note\n  sinclude ${DFFT}/pencil.mk\n"
-    assert runner._include_targets(text) == ["../common.mk", "$(DEPS)", "$(wildcard a b)/x.mk", "${DFFT}/pencil.mk"]
-    assert runner._include_targets("include = a.mk\ninclude := b.mk\ninclude += c.mk\n") == []
+    assert include_targets(text) == ["../common.mk", "$(DEPS)", "$(wildcard a b)/x.mk", "${DFFT}/pencil.mk"]
+    assert include_targets("include = a.mk\ninclude := b.mk\ninclude += c.mk\n") == []
 
 
 #: A benchmark suite's two versions of one program side by side, as HeCBench keeps them: the CUDA one
@@ -120,3 +120,75 @@ def test_files_with_equal_facts_share_one_object() -> None:
     made = scoped_facts([FileFacts(), None, FileFacts(), cuda, FileFacts(compiler_vars={"CC"})], [[], [], [], [], []])
     assert made[0] is made[1] is made[2] and made[0].compiler_vars == {"NVCC"}
     assert made[3] is made[4] and made[3].compiler_vars == {"NVCC", "CC"}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("cached", [False, True])
+def test_audit_reads_each_makefile_as_make_ports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, cached: bool,
+) -> None:
+    from buildport.audit import audit
+    from buildport.cache import Cache
+
+    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)
+    tree = tmp_path / "tree"
+    for name, text in SUITE.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(text)
+    ported = runner.port_files(runner.expand_paths([str(tree)], runner.is_make_file), Options(), kind="make")
+    fixes = {o.path: {(f.line, f.col, f.rule) for f in o.result.findings} for o in ported.outcomes if o.result}
+    assert fixes[str(tree / "bar/config.mk")] == {(1, 12, "make-compiler"), (2, 18, "make-nvcc-flag")}
+    for _ in range(2 if cached else 1):  # the second run from the cache
+        cache = Cache(tmp_path / "cache") if cached else None
+        report = audit([str(tree)], jobs=jobs, cache=cache)
+        assert not report.errors
+        audited = {a.path: {(f.line, f.col, f.rule) for f in a.findings if f.fixable} for a in report.files}
+        assert {path: found for path, found in audited.items() if found} == {p: f for p, f in fixes.items() if f}
+
+
+def test_a_literal_name_beside_variables_on_an_include_line_is_brought_into_the_run(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "settings.inc").write_text("NVCC := nvcc\n")  # not a Makefile by its name: found by the include
+    (tmp_path / "app" / "Makefile").write_text("include ../settings.inc $(DEPS)\n-include $(OBJS:.o=.d)\n")
+    assert runner.included_makefiles([str(tmp_path / "app" / "Makefile")]) == [str(tmp_path / "settings.inc")]
+
+
+def test_kept_scope_facts_that_are_malformed_are_a_miss() -> None:
+    from buildport.audit import _stored_scope
+
+    members = [3, 7]
+    assert _stored_scope([["NVCC", "CUDA_CC"], [], ["GPU_FLAGS"], False, [1]], members) == (
+        MakeFacts({"NVCC", "CUDA_CC"}, set(), {"GPU_FLAGS"}, False), {7})
+    for stored in (None, [], [["NVCC"], [], [], False], [["NVCC"], [], [], False, [5]], [1, 2, 3, 4, 5], "x"):
+        assert _stored_scope(stored, members) is None
+
+
+def test_include_words_are_split_alike_with_and_without_references() -> None:
+    assert include_targets("include a.mk  b.mk \\\r\ninclude c.mk\r\n") == ["a.mk", "b.mk", "c.mk"]
+    assert include_targets("include a.mk $(X) \\\r\ninclude c.mk $(Y)\r\n") == ["a.mk", "$(X)", "c.mk", "$(Y)"]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_makefile_audited_again_keeps_the_audit_with_its_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int,
+) -> None:
+    """config.mk is audited alone as it is found, then again with the Makefile that includes it: the second
+    audit is what counts, even when it comes from the cache and the first is computed after it."""
+    from buildport.audit import audit
+    from buildport.cache import Cache
+    from buildport.textio import read_source
+
+    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)
+    monkeypatch.setenv("BUILDPORT_REPLAY", "0")
+    tree = tmp_path / "tree"
+    for name in ("bar/config.mk", "bar/app/Makefile"):
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(SUITE[name])
+    first = audit([str(tree)], cache=Cache(tmp_path / "cache"))
+    config = str(tree / "bar/config.mk")
+    alone = Cache.keys("audit-make", None)(config, read_source(config).digest)
+    (tmp_path / "cache" / alone[:2] / f"{alone}.json").unlink()  # its audit alone is gone: computed again
+    again = audit([str(tree)], jobs=jobs, cache=Cache(tmp_path / "cache"))
+    found = {a.path: [(f.line, f.rule) for f in a.findings] for a in again.files}
+    assert (2, "make-nvcc-flag") in found[config]
+    assert found == {a.path: [(f.line, f.rule) for f in a.findings] for a in first.files}

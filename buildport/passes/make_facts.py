@@ -5,7 +5,7 @@ then :func:`combine` merges the parts in any order into one
 :class:`~buildport.options.MakeFacts`; the port of each file reads that.
 
 Only the files that make reads together share their variables: a Makefile and
-what it includes, and what those include (:func:`scopes`). Two Makefiles of
+what it includes, and what those include (:func:`buildport.includes.scopes`). Two Makefiles of
 one tree that include nothing of each other (a benchmark suite's ``foo-cuda``
 and ``foo-hip``) are ported each with its own facts, as if alone.
 """
@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from buildport.includes import scopes
 from buildport.options import MakeFacts
 from buildport.passes.make_prescan import Prescan, skipping
 from buildport.rules.make import HOST_LINKERS, NVCC_WORD, ROOT_VARIABLES
@@ -149,50 +150,6 @@ def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
             if used not in facts.flag_vars:
                 facts.flag_vars.add(used)
                 pending.append(used)
-
-
-def scopes(includes: Sequence[Sequence[int]]) -> list[frozenset[int]]:
-    """For each file of a run, the files whose facts its port reads (itself among them).
-
-    ``includes[i]`` lists the files (by index) that file ``i`` includes. make
-    reads a Makefile together with everything it includes, and what those
-    include: one namespace of variables. A file is read in the namespace of each
-    file that includes it (directly or not), so its scope is every file included
-    from itself or from any of those: a ``common.mk`` that two Makefiles include
-    is read with both, and each Makefile with ``common.mk`` but not with the
-    other.
-    """
-    count = len(includes)
-    included_by: list[list[int]] = [[] for _ in range(count)]
-    for i, targets in enumerate(includes):
-        for j in targets:
-            if j != i:
-                included_by[j].append(i)
-    below: dict[int, frozenset[int]] = {}
-
-    def reach(start: int, edges: Sequence[Sequence[int]]) -> set[int]:
-        seen = {start}
-        pending = [start]
-        while pending:
-            for j in edges[pending.pop()]:
-                if j not in seen:
-                    seen.add(j)
-                    pending.append(j)
-        return seen
-
-    out: list[frozenset[int]] = []
-    for i in range(count):
-        if not includes[i] and not included_by[i]:
-            out.append(frozenset((i,)))  # most files of a tree: read alone
-            continue
-        scope: set[int] = set()
-        for top in reach(i, included_by):
-            found = below.get(top)
-            if found is None:
-                found = below[top] = frozenset(reach(top, includes))
-            scope |= found
-        out.append(frozenset(scope))
-    return out
 
 
 def scoped_facts(parts: Sequence[FileFacts | None], includes: Sequence[Sequence[int]]) -> list[MakeFacts]:

@@ -99,6 +99,12 @@ def _tables(prefix: str) -> Tables:
     return cached_tables(_grammar(prefix), lambda: _parser(prefix))
 
 
+def load_tables() -> None:
+    """Build (or load) the parser tables now, without compiling the lexers (:func:`warm_up` does
+    both): worker processes forked after it have them without building them each."""
+    _tables(TAB)
+
+
 def warm_up() -> None:
     """Build (or load) the parser tables and compile every state's lexer now (a worker process does
     it as it starts, while the main process is still walking the tree)."""
