@@ -84,9 +84,12 @@ def copy_tree(source: Path, target: Path) -> None:
 
 
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
-              progress: Callable[[str], None] | None = None) -> Plan:
-    """Read the tree and compute every change; writes nothing."""
+              progress: Callable[[str], None] | None = None, original: Path | None = None) -> Plan:
+    """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
+    copy of (where the build finds the files outside it that it names)."""
     plan = Plan(root)
+    if original is not None:
+        plan.sources.copied = (root, original)
     engine = find_engine(engine_path)
     plan.engine = str(engine)
     cmake_files = list(discover(root, is_cmake_file))
@@ -210,6 +213,7 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
         "offload_arch": list(options.offload_arch),
         "changed": changed, "remaining": remaining, "notes": notes,
         "unreferenced": [plan.relative(p) for p in plan.unreferenced],
+        "outside": [{"path": path, "named_in": named_in, "line": line} for path, named_in, line in outside(plan)],
         "skipped": [{"path": p, "why": w} for p, w in plan.skipped],
         "hipify_failures": [{"path": p, "error": e} for p, e in plan.hipify_failures],
         "build_commands": commands,
@@ -228,11 +232,25 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     if plan.unreferenced:
         lines += ["", "## CUDA sources no build file references (not converted)", ""]
         lines += [f"- `{plan.relative(p)}`" for p in plan.unreferenced]
+    if plan.sources.outside:
+        lines += ["", "## Files outside the project that the build uses (not converted, not copied)", "",
+                  "The build or its sources name these by a path that leaves the project's folder. They were "
+                  "not hipified; a copy made with `--out` finds them only where the same relative path leads. "
+                  "Migrate a folder that holds them too, or convert them by hand.", ""]
+        lines += [f"- `{path}` (named in `{named_in}:{line}`)" for path, named_in, line in outside(plan)]
     if plan.skipped or plan.hipify_failures:
         lines += ["", "## Skipped", ""]
         lines += [f"- `{p}`: {w}" for p, w in plan.skipped + plan.hipify_failures]
     lines += ["", "## Build it", "", "```sh", *commands, "```", ""]
     return "\n".join(lines), data
+
+
+def outside(plan: Plan) -> list[tuple[str, str, int]]:
+    """The files and folders outside the project the build uses (relative to its root), each with the
+    file that names it first and the line, in order."""
+    root = plan.root.absolute()
+    return sorted((os.path.relpath(path, root), plan.relative(named_in), line)
+                  for path, (named_in, line) in plan.sources.outside.items())
 
 
 def _build_commands(plan: Plan, arch: str) -> list[str]:

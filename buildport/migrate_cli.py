@@ -15,7 +15,7 @@ from buildport.config import load as load_config
 from buildport.findings import Severity
 from buildport.hipify import EngineMissing, find_engine
 from buildport.migrate import (
-    MigrationError, Plan, apply, apply_renames, copy_tree, git_dirty, is_git_tree, make_plan, renames,
+    MigrationError, Plan, apply, apply_renames, copy_tree, git_dirty, is_git_tree, make_plan, outside, renames,
     write_reports,
 )
 from buildport.options import Options
@@ -67,7 +67,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         if not in_place:
             created = not target.exists()
             copy_tree(root, target)
-        plan = _plan(target, options, hipify, jobs, quiet)
+        plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root)
         mapping = renames(plan) if rename_sources == "hip" else {}
         if not plan.changes and not mapping:
             if not quiet:
@@ -102,11 +102,11 @@ def _with_config(config: Config, offload_arch: tuple[str, ...], hipify: str | No
     return offload_arch, hipify, rename_sources, jobs
 
 
-def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool) -> Plan:
+def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool, original: Path | None) -> Plan:
     if quiet or not sys.stderr.isatty():
-        return make_plan(target, options, hipify, jobs)
+        return make_plan(target, options, hipify, jobs, original=original)
     with click.progressbar(length=0, label="hipify", file=sys.stderr) as bar:
-        return make_plan(target, options, hipify, jobs, progress=lambda _path: bar.update(1))
+        return make_plan(target, options, hipify, jobs, progress=lambda _path: bar.update(1), original=original)
 
 
 def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename_sources: str) -> int:
@@ -124,6 +124,8 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
         click.echo(f"  {'rename':18} {plan.relative(old)} -> {plan.relative(new)}")
     for path in plan.unreferenced:
         click.echo(f"  {'not referenced':18} {plan.relative(path)}")
+    for away, named_in, line in outside(plan):
+        click.echo(f"  {'outside, not done':18} {away} (named in {named_in}:{line})")
     import difflib  # only a dry run prints diffs
 
     for change in plan.changes:
@@ -138,8 +140,9 @@ def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     sources = sum(1 for c in plan.changes if c.kind == "source")
     builds = len(plan.changes) - sources
     human = [f for f in plan.findings if f.severity >= Severity.WARNING]
+    away = f", {len(plan.sources.outside)} paths outside it used as they are" if plan.sources.outside else ""
     click.echo(f"{target}: {sources} sources hipified, {builds} build files rewritten, "
-               f"{len(human)} findings need a person (see MIGRATION.md)")
+               f"{len(human)} findings need a person{away} (see MIGRATION.md)")
     if verbose:
         for finding in human:
             click.echo(finding.format(), err=True)

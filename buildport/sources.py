@@ -6,12 +6,15 @@ target_sources, user functions and macros alike), through simple ``set()`` /
 and the project directories are known. make: words that name source files,
 ``$(wildcard ...)`` patterns, and objects whose source a pattern rule builds.
 Then ``#include "..."`` headers, transitively. Paths outside the root are never
-returned.
+returned as sources; the files and folders outside it that the build or a source
+names by a relative path (``../common/util.h``, ``-I../other``) are listed apart
+(:attr:`SourceSet.outside`): a migration neither converts nor copies them.
 """
 
 from __future__ import annotations
 
 import glob
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +31,8 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 _SIMPLE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 _WILDCARD = re.compile(r"\$[({]wildcard\s+([^)}$]+)[)}]")
 _MAKE_INCLUDE_DIR = re.compile(r"(?<![\w$])-I\s*([^\s$()]+)")
+#: The words of a Makefile, as its build names files: split at blanks and at ``: = | ; \``.
+_MAKE_WORD = re.compile(r"[^\s:=|;\\]+")
 
 
 @dataclass(slots=True)
@@ -37,6 +42,12 @@ class SourceSet:
     sources: set[Path] = field(default_factory=set)
     headers: set[Path] = field(default_factory=set)
     include_dirs: set[Path] = field(default_factory=set)
+    #: Existing files and folders outside the root that the build or a source names by a relative
+    #: path: each (absolute, normalized) → the file that names it first, and the line.
+    outside: dict[Path, tuple[Path, int]] = field(default_factory=dict)
+    #: For a copy of a project (``migrate --out``): the copy's root and the original's. A path that
+    #: leaves the copy is looked for where it leads from the original, as the build there finds it.
+    copied: tuple[Path, Path] | None = None
 
     @property
     def all(self) -> set[Path]:
@@ -51,9 +62,39 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
-def _add(found: SourceSet, root: Path, path: Path) -> None:
-    if path.suffix in SOURCE_SUFFIXES and path.is_file() and _inside(path, root) and not path.is_symlink():
-        found.sources.add(path.resolve())
+#: Where a file names another: the naming file, its text, and the offset in it (its line is counted only
+#: for a file outside the root).
+Origin = tuple[Path, str, int]
+
+
+def _add(found: SourceSet, root: Path, path: Path, origin: Origin | None = None) -> None:
+    """``path`` as a source if it is one inside ``root``; with ``origin`` (where a file names it),
+    an existing file outside is noted in ``found.outside``."""
+    if path.suffix not in SOURCE_SUFFIXES:
+        return
+    if _inside(path, root):
+        if path.is_file() and not path.is_symlink():
+            found.sources.add(path.resolve())
+    elif origin is not None:
+        _note_outside(found, root, path, origin)
+
+
+def _note_outside(found: SourceSet, root: Path, path: Path, origin: Origin) -> bool:
+    """Note ``path``, outside ``root``, as named at ``origin``, if there is such a file or folder (beside
+    the original, for a copy); whether there is."""
+    if _inside(path, root):
+        return False
+    where = Path(os.path.normpath(path.absolute()))
+    if found.copied is not None:
+        copy, original = found.copied
+        if not (original / os.path.relpath(where, copy.absolute())).exists():
+            return False
+    elif not where.exists():
+        return False
+    if where not in found.outside:
+        named_in, text, offset = origin
+        found.outside[where] = (named_in, text.count("\n", 0, offset) + 1)
+    return True
 
 
 def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
@@ -63,6 +104,7 @@ def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
     except (ParseError, InputError):
         return
     here = path.parent
+    text = tree.text
     known = {
         "CMAKE_CURRENT_SOURCE_DIR": str(here), "CMAKE_CURRENT_LIST_DIR": str(here),
         "PROJECT_SOURCE_DIR": str(root), "CMAKE_SOURCE_DIR": str(root),
@@ -71,6 +113,7 @@ def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
     for command in tree.commands():
         values = [value_of(a.value) for a in command.arguments()]
         name = command.identifier
+        origin = (path, text, command.start)
         if name == "set" and values:
             variables[values[0]] = values[1:]
         elif name == "list" and len(values) > 2 and values[0] == "APPEND":
@@ -83,7 +126,7 @@ def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
                 if full is not None:
                     pattern_path = full if Path(full).is_absolute() else str(here / full)
                     for hit in glob.glob(pattern_path, recursive=values[0] == "GLOB_RECURSE"):
-                        _add(found, root, Path(hit))
+                        _add(found, root, Path(hit), None if _absolute(pattern) else origin)
         if name in ("include_directories", "target_include_directories"):
             for value in values:
                 full = _substitute(value, known)
@@ -91,11 +134,20 @@ def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
                     candidate = Path(full) if Path(full).is_absolute() else here / full
                     if candidate.is_dir() and _inside(candidate, root):
                         found.include_dirs.add(candidate.resolve())
+                    elif not _absolute(value):
+                        _note_outside(found, root, candidate, origin)
         for value in values:
             for item in _expand(value, variables):
                 full = _substitute(item, known)
                 if full is not None and full.endswith(SOURCE_SUFFIXES):
-                    _add(found, root, Path(full) if Path(full).is_absolute() else here / full)
+                    _add(found, root, Path(full) if Path(full).is_absolute() else here / full,
+                         None if _absolute(item) else origin)
+
+
+def _absolute(written: str) -> bool:
+    """Whether a path is written as an absolute one (``/usr/local/cuda/include``): an installed
+    package, not a part of the project that lies outside its folder."""
+    return written.startswith(("/", "~")) or (len(written) > 2 and written[1] == ":" and written[0].isalpha())
 
 
 def _expand(value: str, variables: dict[str, list[str]], depth: int = 0) -> list[str]:
@@ -125,17 +177,20 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
     for m in _WILDCARD.finditer(text):
         for pattern in m.group(1).split():
             for hit in glob.glob(str(here / pattern)):
-                _add(found, root, Path(hit))
+                _add(found, root, Path(hit), None if _absolute(pattern) else (path, text, m.start()))
     for m in _MAKE_INCLUDE_DIR.finditer(text):
         candidate = here / m.group(1)
         if candidate.is_dir() and _inside(candidate, root):
             found.include_dirs.add(candidate.resolve())
+        elif not _absolute(m.group(1)):
+            _note_outside(found, root, candidate, (path, text, m.start()))
     pattern_sources = set(re.findall(r"%(\.\w+)", text)) & set(SOURCE_SUFFIXES)
-    for word in re.split(r"[\s:=|;\\]+", text):
-        if not word or "$" in word or "%" in word or "*" in word:
+    for m in _MAKE_WORD.finditer(text):
+        word = m.group()
+        if "$" in word or "%" in word or "*" in word:
             continue
         if word.endswith(SOURCE_SUFFIXES):
-            _add(found, root, here / word)
+            _add(found, root, here / word, None if _absolute(word) else (path, text, m.start()))
         elif word.endswith(".o"):
             for suffix in pattern_sources or CUDA_SUFFIXES:
                 _add(found, root, here / (word[:-2] + suffix))
@@ -151,10 +206,16 @@ def add_headers(found: SourceSet, root: Path) -> None:
             text = read_source(source).text
         except InputError:
             continue
-        for name in _INCLUDE.findall(text):
+        for m in _INCLUDE.finditer(text):
+            name = m.group(1)
             for folder in [source.parent, *sorted(found.include_dirs)]:
                 candidate = (folder / name)
-                if candidate.is_file() and _inside(candidate, root) and not candidate.is_symlink():
+                if not _inside(candidate, root):
+                    # the header the compiler takes, outside the project (beside the original, for a copy)
+                    if not _absolute(name) and _note_outside(found, root, candidate, (source, text, m.start())):
+                        break
+                    continue
+                if candidate.is_file() and not candidate.is_symlink():
                     resolved = candidate.resolve()
                     if resolved not in seen:
                         seen.add(resolved)

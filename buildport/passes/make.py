@@ -63,6 +63,7 @@ class MakeContext:
     depth: int = 0  # conditional nesting of the line being ported
     names: Names | None = None  # where the names of variables the rules read by name may be
     c_pattern: bool | None = None  # whether the file has a pattern rule (with a recipe) for .c files
+    relocatable: bool = False  # whether a command of the file compiles with nvcc -dc (relocatable device code)
 
     def name_scan(self) -> Names:
         """Where a name of :func:`~buildport.passes.make_prescan.name_words` may be (not the run's
@@ -106,6 +107,7 @@ _NVCC_ONLY = frozenset({"NVCC"})
 
 def port_lines(ctx: MakeContext) -> None:
     scan = Prescan(ctx.text, ctx.facts.compiler_vars)
+    ctx.relocatable = _compiles_relocatable(ctx)
     tree = ctx.tree
     offsets = None  # None: every line may change
     if scan.hits is not None:
@@ -251,18 +253,56 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
 
 def _command(ctx: MakeContext, span: Span) -> None:
     """A shell command: flags count after an nvcc invocation."""
-    if _inert_words(span.of(ctx.text)):
+    inert = _inert_words(span.of(ctx.text))
+    if inert and not ctx.relocatable:
         return  # a line that launches a compiler variable with nothing to change: $(CC) -O2 -c a.c
     spans = list(iter_words(ctx.text, span.start, span.end))
     words = [s.of(ctx.text) for s in spans]
     start = next(
         (i for i, w in enumerate(words) if _is_nvcc(ctx, w.lstrip("@-+")) and command_position(words, i)), None
     )
+    if start is not None and ctx.relocatable and _links_objects(words[start + 1 :]):
+        # nvcc links the device code of -dc objects by itself; clang needs to be told (PORTING-FACTS)
+        ctx.replace(Span(spans[-1].end, spans[-1].end), " " + _DEVICE_LINK)
+        ctx.report(spans[start].start, "make-nvcc-flag", Severity.INFO,
+                   f"a link of objects compiled with -dc → {_DEVICE_LINK} added, for the device code",
+                   fixable=True, replacement=_DEVICE_LINK)
+    if inert:
+        return
     if start is None:
         _words(ctx, spans, flags=any(is_nvcc_only(w) for w in words), command=False, variable="")
         return
     _words(ctx, spans[:start], flags=False, command=False, variable="")
     _words(ctx, spans[start:], flags=True, command=True, variable="")
+
+
+#: What a link of objects with relocatable device code needs from clang.
+_DEVICE_LINK = "-fgpu-rdc --hip-link"
+#: nvcc's compile-only flags for relocatable device code, as a word of a command.
+_DEVICE_C = re.compile(r"(?<!\S)(?:-dc|--device-c)(?!\S)")
+#: Words after the compiler that make a command something else than a link of objects into a program.
+_NOT_A_LINK = frozenset({"-c", "-dc", "--device-c", "-E", "-S", "-M", "-MM", "-dlink", "--device-link", "-lib", "--lib",
+                         "-fgpu-rdc", "--hip-link", "-ptx", "-cubin", "-fatbin"})
+
+
+def _compiles_relocatable(ctx: MakeContext) -> bool:
+    """Whether a line of the file runs nvcc (or a compiler variable) with ``-dc``: its objects are then
+    linked with their device code, which nvcc does on its own in any link of them."""
+    text = ctx.text
+    for m in _DEVICE_C.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        words = text[start : end if end >= 0 else len(text)].split()
+        if any(_is_nvcc(ctx, w.lstrip("@-+")) for w in words):
+            return True
+    return False
+
+
+def _links_objects(words: list[str]) -> bool:
+    """Whether the words after the compiler make a link (``-o``, and no compile-only, device-link or
+    relocatable-code flag)."""
+    return "-o" in words and not any(
+        w in _NOT_A_LINK or w.startswith(("-rdc", "--relocatable-device-code", "-M")) for w in words)
 
 
 def _plain(ctx: MakeContext, span: Span | None) -> None:
