@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from click.testing import CliRunner
 
 from buildport import runner
@@ -192,3 +195,31 @@ def test_a_makefile_audited_again_keeps_the_audit_with_its_scope(
     found = {a.path: [(f.line, f.rule) for f in a.findings] for a in again.files}
     assert (2, "make-nvcc-flag") in found[config]
     assert found == {a.path: [(f.line, f.rule) for f in a.findings] for a in first.files}
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.integers(1, 9).flatmap(lambda n: st.lists(st.lists(st.integers(0, n - 1), max_size=3), min_size=n, max_size=n)))
+def test_scopes_are_what_is_included_from_every_file_that_includes_this_one(includes: list[list[int]]) -> None:
+    def reach(start: int, step: Callable[[int], list[int]]) -> set[int]:
+        seen, pending = {start}, [start]
+        while pending:
+            for j in step(pending.pop()):
+                if j not in seen:
+                    seen.add(j)
+                    pending.append(j)
+        return seen
+
+    def includers(j: int) -> list[int]:
+        return [i for i, targets in enumerate(includes) if j in targets]
+
+    for i, scope in enumerate(scopes(includes)):
+        assert scope == {k for top in reach(i, includers) for k in reach(top, lambda x: includes[x])}
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(alphabet="include $(){}/\\\t\r\n#:=+?ab.mk-", max_size=80))
+def test_include_words_never_hold_a_blank_outside_a_reference(text: str) -> None:
+    for word in include_targets(text):
+        assert word and "\n" not in word
+        if "$" not in word and "(" not in word and "{" not in word:
+            assert not any(blank in word for blank in " \t\r\\")
