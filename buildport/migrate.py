@@ -20,9 +20,12 @@ from typing import Callable
 from buildport.findings import Finding, Severity
 from buildport.hipify import HipifyResult, find_engine, run_engine
 from buildport.options import Options
+from buildport.includes import include_targets
 from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file, port_files
 from buildport.sourcescan import scan_source
-from buildport.sources import SourceSet, add_headers, cmake_sources, make_sources, unreferenced
+from buildport.sources import (
+    SourceSet, add_headers, cmake_sources, inside, make_sources, note_outside, unreferenced,
+)
 from buildport.textio import InputError, SourceText, read_source, write_atomic
 
 
@@ -94,7 +97,12 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     plan.engine = str(engine)
     cmake_files = list(discover(root, is_cmake_file))
     make_files = list(discover(root, is_make_file))
-    make_files += [Path(p) for p in included_makefiles([str(p) for p in make_files])]
+    included = [Path(p) for p in included_makefiles([str(p) for p in make_files])]
+    make_files += [p for p in included if inside(p, root)]
+    # an included file outside the project (rodinia's ../../common/make.config) is read for what it
+    # defines, but neither ported nor written: it is listed with the files outside the project
+    beyond = [p for p in included if not inside(p, root)]
+    _note_outside_includes(plan, make_files)
     plan.build_files = [p for p in cmake_files + make_files if not _link_out(p, root, plan)]
     for path in plan.build_files:
         (cmake_sources if is_cmake_file(path.name) else make_sources)(path, root, plan.sources)
@@ -102,8 +110,20 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")))]
     plan.unreferenced = unreferenced(root, plan.sources, every)
     _plan_sources(plan, engine, jobs, progress)
-    _plan_build(plan, options, cmake_files, make_files)
+    _plan_build(plan, options, cmake_files, make_files, beyond)
     return plan
+
+
+def _note_outside_includes(plan: Plan, make_files: list[Path]) -> None:
+    """The files outside the project that its Makefiles include by a literal name, in ``plan.sources.outside``."""
+    for path in make_files:
+        try:
+            text = read_source(path).text
+        except InputError:
+            continue  # reported when it is ported
+        for word in include_targets(text):
+            if "$" not in word and not os.path.isabs(word):
+                note_outside(plan.sources, plan.root, path.parent / word, (path, text, text.find(word)))
 
 
 def _link_out(path: Path, root: Path, plan: Plan) -> bool:
@@ -161,13 +181,17 @@ def _only_adds_include(old: str, new: str) -> bool:
     return True
 
 
-def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_files: list[Path]) -> None:
+def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_files: list[Path],
+                beyond: list[Path] | None = None) -> None:
     for kind, files in (("cmake", cmake_files), ("make", make_files)):
         names = [str(p) for p in files if p in plan.build_files]
         if not names:
             continue
-        run = port_files(names, options, None, kind)
+        outside = {os.path.normpath(p) for p in beyond or []} if kind == "make" else set()
+        run = port_files(names + sorted(outside), options, None, kind)  # what those define, for the others
         for outcome in run.outcomes:
+            if outcome.path in outside:
+                continue  # not the project's: listed, not ported
             if outcome.error:
                 raise MigrationError(outcome.error)
             assert outcome.result is not None and outcome.source is not None
@@ -235,8 +259,9 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     if plan.sources.outside:
         lines += ["", "## Files outside the project that the build uses (not converted, not copied)", "",
                   "The build or its sources name these by a path that leaves the project's folder. They were "
-                  "not hipified; a copy made with `--out` finds them only where the same relative path leads. "
-                  "Migrate a folder that holds them too, or convert them by hand.", ""]
+                  "left as they are (not hipified, not ported); a copy made with `--out` finds them only where "
+                  "the same relative path leads. Migrate a folder that holds them too, or convert them by hand.",
+                  ""]
         lines += [f"- `{path}` (named in `{named_in}:{line}`)" for path, named_in, line in outside(plan)]
     if plan.skipped or plan.hipify_failures:
         lines += ["", "## Skipped", ""]

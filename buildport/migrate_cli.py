@@ -140,7 +140,8 @@ def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     sources = sum(1 for c in plan.changes if c.kind == "source")
     builds = len(plan.changes) - sources
     human = [f for f in plan.findings if f.severity >= Severity.WARNING]
-    away = f", {len(plan.sources.outside)} paths outside it used as they are" if plan.sources.outside else ""
+    count = len(plan.sources.outside)
+    away = f", {count} outside {'path' if count == 1 else 'paths'} left alone" if count else ""
     click.echo(f"{target}: {sources} sources hipified, {builds} build files rewritten, "
                f"{len(human)} findings need a person{away} (see MIGRATION.md)")
     if verbose:

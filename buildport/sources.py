@@ -54,7 +54,7 @@ class SourceSet:
         return self.sources | self.headers
 
 
-def _inside(path: Path, root: Path) -> bool:
+def inside(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(root.resolve())
     except ValueError:
@@ -72,17 +72,17 @@ def _add(found: SourceSet, root: Path, path: Path, origin: Origin | None = None)
     an existing file outside is noted in ``found.outside``."""
     if path.suffix not in SOURCE_SUFFIXES:
         return
-    if _inside(path, root):
+    if inside(path, root):
         if path.is_file() and not path.is_symlink():
             found.sources.add(path.resolve())
     elif origin is not None:
-        _note_outside(found, root, path, origin)
+        note_outside(found, root, path, origin)
 
 
-def _note_outside(found: SourceSet, root: Path, path: Path, origin: Origin) -> bool:
+def note_outside(found: SourceSet, root: Path, path: Path, origin: Origin) -> bool:
     """Note ``path``, outside ``root``, as named at ``origin``, if there is such a file or folder (beside
     the original, for a copy); whether there is."""
-    if _inside(path, root):
+    if inside(path, root):
         return False
     where = Path(os.path.normpath(path.absolute()))
     if found.copied is not None:
@@ -132,10 +132,10 @@ def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
                 full = _substitute(value, known)
                 if full is not None and value not in ("PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE"):
                     candidate = Path(full) if Path(full).is_absolute() else here / full
-                    if candidate.is_dir() and _inside(candidate, root):
+                    if candidate.is_dir() and inside(candidate, root):
                         found.include_dirs.add(candidate.resolve())
                     elif not _absolute(value):
-                        _note_outside(found, root, candidate, origin)
+                        note_outside(found, root, candidate, origin)
         for value in values:
             for item in _expand(value, variables):
                 full = _substitute(item, known)
@@ -180,10 +180,10 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
                 _add(found, root, Path(hit), None if _absolute(pattern) else (path, text, m.start()))
     for m in _MAKE_INCLUDE_DIR.finditer(text):
         candidate = here / m.group(1)
-        if candidate.is_dir() and _inside(candidate, root):
+        if candidate.is_dir() and inside(candidate, root):
             found.include_dirs.add(candidate.resolve())
         elif not _absolute(m.group(1)):
-            _note_outside(found, root, candidate, (path, text, m.start()))
+            note_outside(found, root, candidate, (path, text, m.start()))
     pattern_sources = set(re.findall(r"%(\.\w+)", text)) & set(SOURCE_SUFFIXES)
     for m in _MAKE_WORD.finditer(text):
         word = m.group()
@@ -210,9 +210,9 @@ def add_headers(found: SourceSet, root: Path) -> None:
             name = m.group(1)
             for folder in [source.parent, *sorted(found.include_dirs)]:
                 candidate = (folder / name)
-                if not _inside(candidate, root):
+                if not inside(candidate, root):
                     # the header the compiler takes, outside the project (beside the original, for a copy)
-                    if not _absolute(name) and _note_outside(found, root, candidate, (source, text, m.start())):
+                    if not _absolute(name) and note_outside(found, root, candidate, (source, text, m.start())):
                         break
                     continue
                 if candidate.is_file() and not candidate.is_symlink():

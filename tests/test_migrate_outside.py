@@ -92,7 +92,7 @@ def test_migrate_reports_what_it_leaves_outside(suite: Path, tmp_path: Path, mod
         assert "outside, not done  ../shared/graph.h (named in Makefile:5)" in done.output
         return
     target = copy if mode == "out" else suite
-    assert "4 paths outside it used as they are" in done.output
+    assert "4 outside paths left alone" in done.output
     report = json.loads((target / "migration.json").read_text())
     assert report["outside"] == [
         {"path": "../shared", "named_in": "CMakeLists.txt", "line": 3},  # the CMake files are read first
@@ -104,3 +104,26 @@ def test_migrate_reports_what_it_leaves_outside(suite: Path, tmp_path: Path, mod
     # neither converted nor copied: the sibling's files are as they were
     assert (suite.parent / "shared" / "graph.h").read_text() == "#pragma once\n#include <cuda_runtime.h>\n"
     assert not (tmp_path / "elsewhere" / "shared").exists()
+
+
+def test_a_makefile_included_from_outside_is_read_for_its_facts_and_left_as_it_is(tmp_path: Path) -> None:
+    """rodinia's benchmarks include ../../common/make.config: migrating one benchmark must not write it
+    (it refused the whole migration), and what it defines still counts for the benchmark's Makefile."""
+    if shutil.which("hipify-perl") is None:
+        pytest.fail("hipify-perl is needed (installed by .ci/setup.sh)")
+    common, app = tmp_path / "suite" / "common", tmp_path / "suite" / "cuda" / "app"
+    common.mkdir(parents=True)
+    app.mkdir(parents=True)
+    config = "CUDA_CC := /usr/local/cuda/bin/nvcc\n"
+    (common / "make.config").write_text(config)
+    (app / "Makefile").write_text("include ../../common/make.config\nGPU_FLAGS := -O2 -G\n"
+                                  "app: main.cu\n\t$(CUDA_CC) $(GPU_FLAGS) main.cu -o app\n")
+    (app / "main.cu").write_text("__global__ void k() {}\nint main() {}\n")
+    done = CliRunner().invoke(main, ["migrate", str(app), "--in-place"])
+    assert done.exit_code == 0, done.output
+    assert "1 outside path left alone" in done.output
+    assert (common / "make.config").read_text() == config  # not the project's: not written
+    # make.config makes CUDA_CC nvcc, so -G in the flags the recipe gives it is an nvcc flag
+    assert "GPU_FLAGS := -O2 -g -O0\n" in (app / "Makefile").read_text()
+    report = json.loads((app / "migration.json").read_text())
+    assert report["outside"] == [{"path": "../../common/make.config", "named_in": "Makefile", "line": 1}]
