@@ -14,6 +14,12 @@ from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
 def prelude(ctx: MakeContext, new_text: str) -> str:
     """The toolchain variables the ported text uses and does not define."""
     wanted = [name for name, _ in PRELUDE if f"$({name})" in new_text or f"${{{name}}}" in new_text]
+    # hipcc with no --offload-arch builds for gfx803 (PORTING-FACTS): a file that launches the HIPCC it
+    # defines and names no target, as nvcc with its default architecture did, gets the overridable list
+    untargeted = ("HIPCC" in wanted and not _defines(new_text, "HIPCC") and not ctx.facts.arch_vars
+                  and "offload-arch" not in new_text and "HIP_ARCH_FLAGS" not in new_text)
+    if untargeted:
+        wanted += [name for name in ("HIP_OFFLOAD_ARCH", "HIP_ARCH_FLAGS") if name not in wanted]
     if "HIP_ARCH_FLAGS" in wanted and "HIP_OFFLOAD_ARCH" not in wanted:
         wanted.append("HIP_OFFLOAD_ARCH")
     if wanted and "ROCM_PATH" not in wanted:
@@ -24,6 +30,8 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
         if name in wanted and not _defines(new_text, name)
     ]
     extra = [f"-I$(ROCM_PATH)/include/{d}" for d in ctx.include_subdirs if f"include/{d}" not in new_text]
+    if untargeted:
+        extra.insert(0, "$(HIP_ARCH_FLAGS)")
     if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
         # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
         # to files it changes)
