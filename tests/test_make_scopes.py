@@ -223,3 +223,9 @@ def test_include_words_never_hold_a_blank_outside_a_reference(text: str) -> None
         assert word and "\n" not in word
         if "$" not in word and "(" not in word and "{" not in word:
             assert not any(blank in word for blank in " \t\r\\")
+
+
+def test_nvccs_cuda_phase_is_reported_as_a_phase() -> None:
+    """rodinia's nn runs ``$(CC) -cuda nn_cuda.cu``; hipcc rejects -cuda."""
+    result = port_make("CC := /usr/local/cuda/bin/nvcc\nnn: nn_cuda.cu\n\t$(CC) -cuda nn_cuda.cu\n", "Makefile")
+    assert [(f.line, f.rule) for f in result.findings if f.rule == "nvcc-phase"] == [(3, "nvcc-phase")]

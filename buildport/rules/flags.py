@@ -90,7 +90,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("-Xcompiler", "--compiler-options"), "xcompiler", note="host options go straight to clang"),
     Flag(("-Xlinker", "--linker-options"), "xlinker"),
     Flag(("-ptx", "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin", "-dlink", "--device-link",
-          "-lib", "--lib", "-run", "--run"), "report",
+          "-lib", "--lib", "-run", "--run", "-cuda", "--cuda"), "report",
          note="an nvcc-specific compilation phase; the build step needs a human"),
 )
 
