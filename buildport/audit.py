@@ -304,9 +304,7 @@ def _audit_one(
 
 def _fact_settings(facts: MakeFacts | None) -> list[object] | None:
     """What an audit of a Makefile depends on besides its text: the facts it is read with (None: alone)."""
-    if facts is None:
-        return None
-    return [sorted(facts.compiler_vars), sorted(facts.arch_vars), sorted(facts.flag_vars), facts.host_links]
+    return None if facts is None else facts.as_json()
 
 
 def _makefile_facts(
@@ -365,7 +363,7 @@ def _makefile_facts(
                 changed = {j for j in members if facts != _alone(parts[j])}
                 scoped = facts, changed
                 if cache is not None and key is not None:
-                    cache.put(key, [*(_fact_settings(facts) or []), [members.index(j) for j in sorted(changed)]])
+                    cache.put(key, [*facts.as_json(), [members.index(j) for j in sorted(changed)]])
             made[scope] = scoped
         facts, changed = scoped
         if i in changed:
@@ -376,8 +374,8 @@ def _makefile_facts(
 def _stored_scope(stored: Any, members: list[int]) -> tuple[MakeFacts, set[int]] | None:
     """What :func:`_makefile_facts` kept for the files ``members``; None for a miss or a malformed entry."""
     try:
-        compilers, archs, flags, links, changed = stored
-        return MakeFacts(set(compilers), set(archs), set(flags), bool(links)), {members[k] for k in changed}
+        *data, changed = stored
+        return MakeFacts.from_json(data), {members[k] for k in changed}
     except (TypeError, ValueError, IndexError):
         return None
 

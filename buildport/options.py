@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 
@@ -24,3 +25,13 @@ class MakeFacts:
     arch_vars: set[str] = field(default_factory=set)
     flag_vars: set[str] = field(default_factory=set)
     host_links: bool = False
+
+    def as_json(self) -> list[object]:
+        """The facts as canonical JSON data (the sets sorted): part of cache keys, and kept in the cache."""
+        return [sorted(self.compiler_vars), sorted(self.arch_vars), sorted(self.flag_vars), self.host_links]
+
+    @classmethod
+    def from_json(cls, data: Any) -> "MakeFacts":
+        """The facts :meth:`as_json` gave; raises ``TypeError`` or ``ValueError`` on malformed data."""
+        compilers, archs, flags, host_links = data
+        return cls(set(compilers), set(archs), set(flags), bool(host_links))

@@ -575,8 +575,7 @@ def _nothing(result: Result) -> bool:
 
 def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
     """Everything besides the file that its result depends on, as canonical JSON data."""
-    made = None if facts is None else [sorted(facts.compiler_vars), sorted(facts.arch_vars),
-                                       sorted(facts.flag_vars), facts.host_links]
+    made = None if facts is None else facts.as_json()
     return [list(options.offload_arch), list(options.extra_packages), made]
 
 
@@ -848,8 +847,7 @@ def _make_facts(
                 continue
             if id(made) not in distinct:
                 distinct[id(made)] = len(table)
-                table.append([sorted(made.compiler_vars), sorted(made.arch_vars), sorted(made.flag_vars),
-                              made.host_links])
+                table.append(made.as_json())
             of.append(distinct[id(made)])
         cache.put(key, {"facts": table, "of": of})  # type: ignore[union-attr]  # a key only with a cache
     return facts, {task[0]: packed for task, (_, packed) in zip(tasks, parts) if packed is not None}
@@ -865,7 +863,7 @@ def _stored_facts(stored: Any, count: int) -> list[MakeFacts | None] | None:
         table, of = stored["facts"], stored["of"]
         if type(of) is not list or len(of) != count:
             return None
-        made = [MakeFacts(set(c), set(a), set(f), bool(h)) for c, a, f, h in table]
+        made = [MakeFacts.from_json(data) for data in table]
         return [None if i == -1 else made[i] for i in of]
     except (KeyError, TypeError, ValueError, IndexError):
         return None

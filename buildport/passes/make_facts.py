@@ -158,16 +158,14 @@ def scoped_facts(parts: Sequence[FileFacts | None], includes: Sequence[Sequence[
     what depends on the facts alone is worked out once for them. ``parts[i]`` is None for a file
     that could not be read."""
     made: dict[frozenset[int], MakeFacts] = {}
-    equal: dict[tuple[frozenset[str], frozenset[str], frozenset[str], bool], MakeFacts] = {}
+    equal: dict[str, MakeFacts] = {}  # by the facts' canonical data
     out: list[MakeFacts] = []
     for scope in scopes(includes):
         facts = made.get(scope)
         if facts is None:
             facts = MakeFacts()
             combine(facts, [part for j in sorted(scope) if (part := parts[j]) is not None])
-            content = (frozenset(facts.compiler_vars), frozenset(facts.arch_vars), frozenset(facts.flag_vars),
-                       facts.host_links)  # fmt: skip
-            facts = made[scope] = equal.setdefault(content, facts)
+            facts = made[scope] = equal.setdefault(repr(facts.as_json()), facts)
         out.append(facts)
     return out
 
