@@ -36,6 +36,7 @@ from buildport.includes import include_graph, include_targets, scopes
 from buildport.options import MakeFacts
 from buildport.runner import (
     MAKEFILE_NAMES,
+    FactKeys,
     Feed,
     Workers,
     file_identity,
@@ -238,16 +239,13 @@ def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache
         # most Makefiles include nothing and were audited alone as they came; one that others include
         # is audited again, with the facts of the files make reads it with (the later result wins)
         facts = _makefile_facts([(path, source) for _, path, source in makefiles], words or {}, cache)
-        keys: dict[int, Keys] = {id(None): kinds[MAKE]}  # a Makefile read alone: the key of every earlier run
+        key_for = _make_keys()
         for at, path, source in makefiles:
             file_facts = facts.get(path)
             if at not in waiting and file_facts is None:
                 continue  # audited alone already, as make reads it
-            key_of = keys.get(id(file_facts))
-            if key_of is None:
-                key_of = keys[id(file_facts)] = Cache.keys(f"audit-{MAKE}", _fact_settings(file_facts))
             queued = len(tasks)
-            out[at] = _audit_one(path, MAKE, source, file_facts, key_of, cache, lookups, at, pending)
+            out[at] = _audit_one(path, MAKE, source, file_facts, key_for(file_facts), cache, lookups, at, pending)
             owner[at] = queued if len(tasks) > queued else -1
     for n, (i, task, key_of, done) in enumerate(zip(missing, tasks, task_keys, feed.results())):
         if owner.get(i, n) == n:  # not a first audit of a Makefile audited again since
@@ -302,9 +300,10 @@ def _audit_one(
     return None
 
 
-def _fact_settings(facts: MakeFacts | None) -> list[object] | None:
-    """What an audit of a Makefile depends on besides its text: the facts it is read with (None: alone)."""
-    return None if facts is None else facts.as_json()
+def _make_keys() -> FactKeys:
+    """The cache keys of a Makefile's audit, by the facts it is read with (None: alone, the key of
+    :func:`_audit_keys`): what the audit depends on besides the file's text."""
+    return FactKeys(f"audit-{MAKE}", lambda facts: None if facts is None else facts.as_json())
 
 
 def _makefile_facts(
@@ -397,13 +396,9 @@ def _audit_chunk(tasks: list[AuditTask], cache: Cache | None) -> list[FileAudit 
     """Audit a chunk of tasks (see :data:`AuditTask`); runs in a worker process with ``jobs`` > 1."""
     out: list[FileAudit | None | str] = []
     kinds = _audit_keys() if cache is not None else {}
-    keys: dict[int, Keys] = {}  # by the facts of a Makefile read with others (one object for the files that share them)
+    key_for = _make_keys()  # a Makefile read with others: one object for the files that share its facts
     for path, kind, text, digest, facts in tasks:
-        key_of = kinds.get(kind)
-        if facts is not None and cache is not None:
-            key_of = keys.get(id(facts))
-            if key_of is None:
-                key_of = keys[id(facts)] = Cache.keys(f"audit-{MAKE}", _fact_settings(facts))
+        key_of = key_for(facts) if facts is not None and cache is not None else kinds.get(kind)
         try:
             audited = audit_text(text, path, kind, facts)
             out.append(audited)

@@ -487,9 +487,7 @@ def _port_all(
     missing: list[int] = []
     keys: dict[int, str] = {}
     digests: dict[int, str] = {}
-    key_ofs: dict[int, Keys] = {}
-    # the cache keys and the test of an early port, once for each set of facts (files share them)
-    contexts: dict[int, tuple[Keys, Callable[[str, str], bool] | None]] = {}
+    key_for = FactKeys(kind, lambda made: _settings(options, made))
     lookups = cache is not None and cache.holds_entries()  # else no key is worked out here: the workers store
     feed = workers.feed(_port_chunk, (options, kind, cache), _pack_outcome, _unpack_outcome)
     for i, item in enumerate(loaded):
@@ -498,13 +496,7 @@ def _port_all(
             out.append(FileOutcome(item.path, error=item.error))
             continue
         file_facts = facts.get(item.path) if facts is not None else None
-        context = contexts.get(id(file_facts))
-        if context is None:
-            context = contexts[id(file_facts)] = (
-                Cache.keys(kind, _settings(options, file_facts)),
-                _unaffected(file_facts) if ported and file_facts is not None else None,
-            )  # fmt: skip
-        key_of, holds = context
+        key_of = key_for(file_facts)
         if cache is not None and source.digest:
             if cache.is_clean(key_of, item.path, source.digest):
                 item.result = Result.unchanged(source)
@@ -525,9 +517,9 @@ def _port_all(
         except InputError as exc:
             out.append(FileOutcome(item.path, error=str(exc)))
             continue
-        if holds is not None and (packed := ported.get(item.path)) is not None:
+        if file_facts is not None and (packed := ported.get(item.path)) is not None:
             done = _unpack_outcome((item.path, source, None, file_facts), packed)
-            if done.result is not None and holds(source.text, done.result.text):
+            if done.result is not None and _unaffected(file_facts)(source.text, done.result.text):
                 out.append(done)
                 taken += 1
                 if cache is not None and source.digest:
@@ -539,12 +531,12 @@ def _port_all(
         out.append(item)
         missing.append(i)
         digests[i] = source.digest
-        key_ofs[i] = key_of
         feed.add((item.path, source, keys.get(i), file_facts))
     for i, outcome in zip(missing, feed.results()):
         out[i] = outcome
         if cache is not None and digests[i] and outcome.result is not None and _nothing(outcome.result):
-            cache.mark_clean(key_ofs[i], outcome.path, digests[i])
+            cache.mark_clean(key_for(facts.get(outcome.path) if facts is not None else None), outcome.path,
+                             digests[i])
     if cache is not None and (missing or taken):
         cache.save_clean()
         cache.prune()
@@ -571,6 +563,24 @@ def _unaffected(facts: MakeFacts) -> Callable[[str, str], bool]:
 def _nothing(result: Result) -> bool:
     """Unchanged, no findings, no packages: what most files of a tree come out as."""
     return not result.changed and not result.findings and not result.packages
+
+
+class FactKeys:
+    """The cache keys of one kind of work for each set of make facts met (files that share facts share
+    one object): the code, kind, options and facts are hashed once for each set, not once per file."""
+
+    __slots__ = ("_kind", "_settings", "_made")
+
+    def __init__(self, kind: str, settings: Callable[[MakeFacts | None], object]) -> None:
+        self._kind = kind
+        self._settings = settings
+        self._made: dict[int, tuple[MakeFacts | None, Keys]] = {}  # by id, the facts kept alive beside their keys
+
+    def __call__(self, facts: MakeFacts | None) -> Keys:
+        found = self._made.get(id(facts))
+        if found is None:
+            found = self._made[id(facts)] = (facts, Cache.keys(self._kind, self._settings(facts)))
+        return found[1]
 
 
 def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
@@ -725,15 +735,11 @@ PortTask = tuple[str, SourceText | None, str | None, MakeFacts | None]
 def _port_chunk(tasks: list[PortTask], shared: Any) -> list[FileOutcome]:
     """Port a chunk of loaded files and store the results under their keys (in a worker with ``jobs`` > 1)."""
     options, kind, cache = shared
-    key_ofs: dict[int, Keys] = {}  # the files of a chunk that share facts share one object (pickle keeps them one)
+    key_for = FactKeys(kind, lambda made: _settings(options, made))  # a chunk's files that share facts share one object
     out = []
     for path, source, key, facts in tasks:
         assert source is not None
-        key_of = None
-        if cache is not None:
-            key_of = key_ofs.get(id(facts))
-            if key_of is None:
-                key_of = key_ofs[id(facts)] = Cache.keys(kind, _settings(options, facts))
+        key_of = key_for(facts) if cache is not None else None
         outcome = _port_one(path, source, options, kind, facts)
         kept = outcome.error or (outcome.result is not None and not _nothing(outcome.result))
         if key is None and key_of is not None and source.digest and kept:
