@@ -20,11 +20,10 @@ from typing import Callable
 from buildport.findings import Finding, Severity
 from buildport.hipify import HipifyResult, find_engine, run_engine
 from buildport.options import Options
-from buildport.includes import include_targets
 from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file, port_files
 from buildport.sourcescan import scan_source
 from buildport.sources import (
-    SourceSet, add_headers, cmake_sources, inside, make_sources, note_outside, unreferenced,
+    SourceSet, add_headers, cmake_sources, inside, make_sources, unreferenced,
 )
 from buildport.textio import InputError, SourceText, read_source, write_atomic
 
@@ -102,7 +101,6 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     # an included file outside the project (rodinia's ../../common/make.config) is read for what it
     # defines, but neither ported nor written: it is listed with the files outside the project
     beyond = [p for p in included if not inside(p, root)]
-    _note_outside_includes(plan, make_files)
     plan.build_files = [p for p in cmake_files + make_files if not _link_out(p, root, plan)]
     for path in plan.build_files:
         (cmake_sources if is_cmake_file(path.name) else make_sources)(path, root, plan.sources)
@@ -112,18 +110,6 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     _plan_sources(plan, engine, jobs, progress)
     _plan_build(plan, options, cmake_files, make_files, beyond)
     return plan
-
-
-def _note_outside_includes(plan: Plan, make_files: list[Path]) -> None:
-    """The files outside the project that its Makefiles include by a literal name, in ``plan.sources.outside``."""
-    for path in make_files:
-        try:
-            text = read_source(path).text
-        except InputError:
-            continue  # reported when it is ported
-        for word in include_targets(text):
-            if "$" not in word and not os.path.isabs(word):
-                note_outside(plan.sources, plan.root, path.parent / word, (path, text, text.find(word)))
 
 
 def _link_out(path: Path, root: Path, plan: Plan) -> bool:
@@ -187,10 +173,10 @@ def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_file
         names = [str(p) for p in files if p in plan.build_files]
         if not names:
             continue
-        outside = {os.path.normpath(p) for p in beyond or []} if kind == "make" else set()
-        run = port_files(names + sorted(outside), options, None, kind)  # what those define, for the others
+        foreign = {os.path.normpath(p) for p in beyond or []} if kind == "make" else set()
+        run = port_files(names + sorted(foreign), options, None, kind)  # what those define, for the others
         for outcome in run.outcomes:
-            if outcome.path in outside:
+            if outcome.path in foreign:
                 continue  # not the project's: listed, not ported
             if outcome.error:
                 raise MigrationError(outcome.error)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from buildport.cmake_args import value_of
+from buildport.includes import include_targets
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import parse_make
@@ -184,6 +185,9 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
             found.include_dirs.add(candidate.resolve())
         elif not _absolute(m.group(1)):
             note_outside(found, root, candidate, (path, text, m.start()))
+    for word in include_targets(text):  # what it includes from outside (rodinia's ../../common/make.config)
+        if "$" not in word and not _absolute(word):
+            note_outside(found, root, here / word, (path, text, text.find(word)))
     pattern_sources = set(re.findall(r"%(\.\w+)", text)) & set(SOURCE_SUFFIXES)
     for m in _MAKE_WORD.finditer(text):
         word = m.group()
