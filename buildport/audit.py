@@ -41,6 +41,7 @@ from buildport.runner import (
     Workers,
     file_identity,
     files_below,
+    include_words,
     included_makefiles,
     is_cmake_file,
     is_make_file,
@@ -322,16 +323,11 @@ def _makefile_facts(
     lines: list[list[str]] = []
     for path, source in makefiles:
         found = words.get(path)
-        if found is None and index is not None:
-            found = index.includes(source.digest)
         if found is None:
             try:
-                found = include_targets(source.text)
+                found = include_words(source, index)
             except InputError:
                 found = []  # reported when it is audited
-            else:
-                if index is not None:
-                    index.record_includes(source.digest, found)
         lines.append(found)
     graph = include_graph(paths, lines, lambda i: makefiles[i][1].identity or file_identity(paths[i], None))
     parts: dict[int, FileFacts | None] = {}

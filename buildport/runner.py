@@ -247,12 +247,7 @@ def included_makefiles(
     for name in files:
         known = contents.get(name) if contents is not None else None
         try:
-            source = known if known is not None else read_source(name)
-            words = index.includes(source.digest) if index is not None else None
-            if words is None:
-                words = include_targets(source.text)
-                if index is not None:
-                    index.record_includes(source.digest, words)
+            words = include_words(known if known is not None else read_source(name), index)
         except InputError:
             continue
         if words_of is not None:
@@ -277,6 +272,17 @@ def included_makefiles(
                 plain = os.path.normpath(target)
                 extra.append(plain if os.path.realpath(plain) == os.path.realpath(target) else target)
     return extra
+
+
+def include_words(source: SourceText, index: FileIndex | None) -> list[str]:
+    """The words of a Makefile's include lines (:func:`include_targets`): from ``index`` by the file's hash
+    if a run recorded them, else read from its text (and recorded); :class:`InputError` if it cannot be read."""
+    words = index.includes(source.digest) if index is not None else None
+    if words is None:
+        words = include_targets(source.text)
+        if index is not None:
+            index.record_includes(source.digest, words)
+    return words
 
 
 def file_identity(path: str, contents: dict[str, SourceText] | None) -> object:
