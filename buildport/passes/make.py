@@ -292,8 +292,7 @@ def _compiles_relocatable(ctx: MakeContext) -> bool:
     for m in _DEVICE_C.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
-        words = text[start : end if end >= 0 else len(text)].split()
-        if any(_is_nvcc(ctx, w.lstrip("@-+")) for w in words):
+        if _runs_gpu_compiler(ctx, text[start : end if end >= 0 else len(text)]):
             return True
     return False
 
