@@ -22,6 +22,8 @@ from buildport.result import Result, UnstableRewrite
 from buildport.syntax.errors import ParseError
 from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
 from buildport.includes import include_graph, include_targets
+from buildport.package_scopes import extra_packages
+from buildport.rules.cmake import FIND_HIP
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_bytes, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
@@ -447,22 +449,28 @@ def _port_files(
     run.outcomes = _port_all(loading, options, kind, facts, workers, cache, ported)
     if kind != "cmake":
         return run
-    packages: set[str] = set()
-    for o in run.outcomes:
-        if o.result is not None:
-            packages |= o.result.packages
-    if len(run.outcomes) > 1 and packages:
-        wider = Options(options.offload_arch, tuple(sorted(packages)))
-        # the wider list reaches only find_package(CUDA/CUDAToolkit) rewrites, each reported, and
-        # changes nothing in a file that links every one of those packages itself
-        again = [i for i, o in enumerate(run.outcomes)
-                 if o.result is not None and o.result.findings
-                 and any(f.rule == "cmake-find-package" for f in o.result.findings)
-                 and not packages <= o.result.packages | {"hip", ""}]
-        redone = _port_all([run.outcomes[i] for i in again], wider, kind, None, workers, cache)
-        for i, outcome in zip(again, redone):
+    if len(run.outcomes) < 2 or not any(o.result is not None and o.result.packages for o in run.outcomes):
+        return run
+    linked = [o.result.packages if o.result is not None else set() for o in run.outcomes]
+    finds = [o.result is not None and _finds_cuda(o.result) for o in run.outcomes]
+    # the packages a file links are found where CUDA is found for it (buildport.package_scopes); they
+    # reach only find_package(CUDA/CUDAToolkit) rewrites, each reported, and change nothing in a file
+    # that links every one of them itself
+    again: dict[tuple[str, ...], list[int]] = {}
+    for i, extra in enumerate(extra_packages([o.path for o in run.outcomes], linked, finds)):
+        if extra and not set(extra) <= linked[i] | {"hip", ""}:
+            again.setdefault(extra, []).append(i)
+    for extra, indices in again.items():
+        wider = Options(options.offload_arch, extra)
+        redone = _port_all([run.outcomes[i] for i in indices], wider, kind, None, workers, cache)
+        for i, outcome in zip(indices, redone):
             run.outcomes[i] = outcome
     return run
+
+
+def _finds_cuda(result: Result) -> bool:
+    """Whether the port turned a find_package(CUDA/CUDAToolkit) of the file into find_package(hip)."""
+    return any(f.rule == "cmake-find-package" and f.replacement == FIND_HIP for f in result.findings)
 
 
 def _load(path: str, stdin: bytes | None, known: SourceText | None = None) -> FileOutcome:

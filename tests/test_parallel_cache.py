@@ -374,32 +374,36 @@ def test_workers_keep_the_order_and_use_processes() -> None:
     assert {pid for _, pid in _in_chunks(items, 1, 0)} == {os.getpid()}
 
 
-def test_packages_of_the_run_reach_every_find_package_as_if_each_were_ported_again(tmp_path: Path) -> None:
-    """A file whose own links already cover the run's packages is not ported a second time; the
-    outcome equals porting every find_package(CUDAToolkit) file again with the run's packages."""
+def test_packages_reach_the_nearest_find_package_above_as_if_each_were_ported_again(tmp_path: Path) -> None:
+    """A file that links a library and does not find CUDA hands its package to the nearest file above it
+    that does; a file with no such file above hands it to every one. A file whose own links already cover
+    what it is handed is not ported a second time: the outcome equals porting each find_package(CUDAToolkit)
+    file again with the packages handed to it."""
     from buildport.engine import port_cmake
     from buildport.passes.base import Options
     from buildport.runner import port_files
 
     files = {
         "top/CMakeLists.txt": "find_package(CUDAToolkit REQUIRED)\nadd_subdirectory(a)\n",
-        "a/CMakeLists.txt": "add_library(a a.cu)\ntarget_link_libraries(a CUDA::cublas CUDA::curand)\n",
+        "top/a/CMakeLists.txt": "add_library(a a.cu)\ntarget_link_libraries(a CUDA::cublas CUDA::curand)\n",
         "b/CMakeLists.txt": "find_package(CUDAToolkit)\nadd_library(b b.cu)\n"
                             "target_link_libraries(b CUDA::curand CUDA::cublas)\n",
         "c/CMakeLists.txt": "find_package(CUDAToolkit)\nadd_library(c c.cu)\ntarget_link_libraries(c CUDA::cufft)\n",
+        "d/CMakeLists.txt": "add_library(d d.cu)\ntarget_link_libraries(d CUDA::cusparse)\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     paths = [str(tmp_path / name) for name in files]
     run = port_files(paths, Options())
-    wider = Options(extra_packages=("hipblas", "hipfft", "hiprand"))
-    for path, outcome in zip(paths, run.outcomes):
-        text = Path(path).read_text()
-        expected = port_cmake(text, path, wider if "find_package" in text else Options())
+    handed = {"top": ("hipblas", "hiprand", "hipsparse"), "b": ("hipsparse",), "c": ("hipsparse",)}
+    for name, path, outcome in zip(files, paths, run.outcomes):
+        extra = handed.get(name.split("/")[0], ()) if "find_package" in files[name] else ()
+        expected = port_cmake(files[name], path, Options(extra_packages=extra))
         assert outcome.result is not None and outcome.result.text == expected.text, path
         assert outcome.result.findings == expected.findings
-    assert "find_package(hipfft REQUIRED)" in run.outcomes[2].result.text  # type: ignore[union-attr]
+    assert "find_package(hipfft REQUIRED)" not in run.outcomes[0].result.text  # type: ignore[union-attr]
+    assert "find_package(hipfft REQUIRED)" in run.outcomes[3].result.text  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("project", ["cmake-legacy-findcuda", "cmake-hiprand-hipsparse"])

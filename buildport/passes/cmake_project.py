@@ -8,7 +8,7 @@ from buildport.cmake_args import translate_flag_words, value_of
 from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
 from buildport.rules.arch import CACHE_HELP
-from buildport.rules.cmake import HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
+from buildport.rules.cmake import FIND_HIP, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
 from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, Leaf
 
@@ -142,7 +142,7 @@ class FindPackages:
     def _toolkit(ctx: Context, command: Command, legacy: bool) -> None:
         def lines() -> str:
             packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""})
-            out = ["find_package(hip REQUIRED)"] + [f"find_package({p} REQUIRED)" for p in packages]
+            out = [FIND_HIP] + [f"find_package({p} REQUIRED)" for p in packages]
             subdirs = [
                 f"${{{lib.rocm_package}_INCLUDE_DIR}}/{lib.include_subdir}"
                 for p in packages for lib in LIBRARIES if lib.rocm_package == p and lib.include_subdir
@@ -161,8 +161,7 @@ class FindPackages:
             ctx.edits.insert_before(command, "enable_language(HIP)")
         ctx.edits.rewrite_command(command, lines)
         ctx.report(command.start, "cmake-find-package", Severity.INFO,
-                   f"find_package({command.arguments()[0].value}) → find_package(hip REQUIRED)", fixable=True,
-                   replacement="find_package(hip REQUIRED)")
+                   f"find_package({command.arguments()[0].value}) → {FIND_HIP}", fixable=True, replacement=FIND_HIP)
 
     @staticmethod
     def _library_package(ctx: Context, command: Command, kind: str) -> None:

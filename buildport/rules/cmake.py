@@ -11,6 +11,9 @@ from __future__ import annotations
 #: First CMake release with the HIP language.
 HIP_MIN_VERSION = (3, 21)
 
+#: What find_package(CUDA) / find_package(CUDAToolkit) becomes (then the ROCm packages the file links).
+FIND_HIP = "find_package(hip REQUIRED)"
+
 _CONFIGS = ("", "_DEBUG", "_RELEASE", "_RELWITHDEBINFO", "_MINSIZEREL", "_INIT")
 
 #: Variable → replacement, applied to ``${NAME}`` references and to bare words
