@@ -16,7 +16,8 @@ from itertools import compress
 from typing import NamedTuple
 
 from buildport.rules.source_rules import (
-    API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC, WARP_INTRINSICS,
+    API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, CUDA_HEADER_MACROS, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC,
+    WARP_INTRINSICS,
 )
 from buildport.sourcelex import IDENT, NUMBER, STRING, int_value
 from buildport.sourceseq import LOOKAROUND, Seq, Span
@@ -44,13 +45,15 @@ _ASM = frozenset(("asm", "__asm__", "__asm"))
 _ASM_QUALIFIERS = frozenset(("volatile", "__volatile__", "goto", "inline"))
 _LAUNCH_STOPS = frozenset((";", "{", "}", "<<<"))
 _MACRO_DIRECTIVES = frozenset(("define", "undef", "ifdef", "ifndef"))
+_CONDITIONALS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"))
 
 
 class Matcher(WarpRules):
     """Runs every rule over one :class:`Seq` and collects :class:`Hit` objects."""
 
-    def __init__(self, seq: Seq) -> None:
+    def __init__(self, seq: Seq, defined: frozenset[str] = frozenset()) -> None:
         self.seq = seq
+        self.defined = defined  # macros the file #defines itself
         self.hits: list[Hit] = []
         self.consumed: set[int] = set()  # flag tokens already reported with their call
         self.volatile_names: set[str] = set()
@@ -280,6 +283,16 @@ class Matcher(WarpRules):
             detail = f"`{shown}` is {truth} on AMD (`#if` reads the undefined `__CUDA_ARCH__` as 0)"
         self.add(i, "cuda-arch-version", detail)
 
+    def cuda_header_macro(self, i: int) -> None:
+        """A conditional directive that tests a macro only CUDA's headers define."""
+        name, directive = self.seq.texts[i], self.seq.directive
+        if directive not in _CONDITIONALS or name in self.defined:
+            return  # a file that defines it (a stand-in for cuda.h) tests its own macro
+        shown = f"`#{directive} {name}`" if directive in ("ifdef", "ifndef") else f"`#{directive}` on `{name}`"
+        instead = CUDA_HEADER_MACROS[name]
+        what = f"; ROCm's header defines `{instead}`" if instead else ""
+        self.add(i, "cuda-header-macro", f"{shown} tests a macro no HIP header defines{what}")
+
     def wmma(self, i: int) -> None:
         """``wmma::`` names (``nvcuda::wmma``), once per file."""
         if self.seq.text(i + 1) == "::":
@@ -292,6 +305,7 @@ HANDLERS: dict[str, Callable[[Matcher, int], None]] = {
     "volatile": Matcher.volatile, "grid_group": Matcher.grid_group, "sync": Matcher.grid_sync,
     **dict.fromkeys(_ASM, Matcher.inline_asm),
     **dict.fromkeys(MASK_32BIT_CONSUMERS, Matcher.mask_consumer),
+    **dict.fromkeys(CUDA_HEADER_MACROS, Matcher.cuda_header_macro),
 }
 _HANDLED = frozenset(HANDLERS)
 
@@ -311,6 +325,6 @@ def interesting(text: str) -> bool:
             or SCOPED_ATOMIC.fullmatch(text) is not None or _FAMILY.fullmatch(text) is not None)
 
 
-def match(seq: Seq) -> list[Hit]:
+def match(seq: Seq, defined: frozenset[str] = frozenset()) -> list[Hit]:
     """All hits of the source rules in ``seq``."""
-    return Matcher(seq).run()
+    return Matcher(seq, defined).run()

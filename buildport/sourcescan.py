@@ -149,11 +149,14 @@ def _silenced(silenced: dict[int, set[str]], line: int, rule: str) -> bool:
 
 def _hits(lexed: Lexed) -> list[Hit]:
     hits = match(Seq(lexed.code))
+    defined: frozenset[str] | None = None
     for directive in lexed.directives:
         if directive.name in _INCLUDES:
             hits.extend(_include_hits(directive.tokens))
         elif directive.name not in _NOT_CODE and any(map(interesting, directive.tokens.texts)):
-            hits.extend(match(Seq(directive.tokens, directive.name)))
+            if defined is None:
+                defined = frozenset(d.tokens.texts[0] for d in lexed.directives if d.name == "define" and d.tokens.texts)
+            hits.extend(match(Seq(directive.tokens, directive.name), defined))
     return hits
 
 

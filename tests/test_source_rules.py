@@ -126,6 +126,12 @@ POSITIVE = [
     ("cuda-arch-device", "  #  ifndef __CUDA_ARCH__\n#endif\n", "__CUDA_ARCH__", 1),
     ("cuda-arch-device", "#if !defined(__CUDA_ARCH__)\n#endif\n", "__CUDA_ARCH__", 1),
     ("cuda-arch-device", "#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ < 700)\n#endif\n", "__CUDA_ARCH__", 1),
+    ("cuda-header-macro", "#ifdef __DRIVER_TYPES_H__\n#define checkCudaErrors(v) check(v)\n#endif\n",
+     "__DRIVER_TYPES_H__", 1),
+    ("cuda-header-macro", "#if CUDART_VERSION >= 4000\n#endif\n", "CUDART_VERSION", 1),
+    ("cuda-header-macro", "#if 0\n#elif defined(CURAND_H_) && !defined(__CUDA_RUNTIME_H__)\n#endif\n",
+     "__CUDA_RUNTIME_H__", 1),
+    ("cuda-header-macro", "#  ifndef CUSPARSEAPI\n#endif\n", "CUSPARSEAPI", 1),
     ("grid-sync", "auto g = cg::this_grid();\n", "this_grid", 1),
     ("grid-sync", "auto g = cg::this_grid();\ng.sync();\n", "g.sync", 1),
     ("grid-sync", "cg::grid_group grid = cg::this_grid();\ncg::sync(grid);\n", "sync(grid)", 1),
@@ -168,6 +174,11 @@ def test_every_rule_has_a_positive_case() -> None:
 
 # (rule, snippet): look-alikes that must not produce the rule.
 NEGATIVE = [
+    ("cuda-header-macro", "#define CUDART_VERSION 12000\n#undef __CUDA_RUNTIME_H__\n"),
+    ("cuda-header-macro", "int v = CUDART_VERSION;\nprintf(\"%d\", __CUDA_API_VERSION);\n"),
+    ("cuda-header-macro", "#ifdef CUDART_VERSION_X\n#endif\n// #ifdef __CUDA_RUNTIME_H__\n"),
+    ("cuda-header-macro", "#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__ 1\n#define __CUDA_API_VERSION 5000\n"
+                          "#if __CUDA_API_VERSION >= 3020\n#endif\n#endif\n"),
     ("warp-size-literal", "float buf[32];\n"),
     ("warp-size-literal", "__shared__ float partial[32];\n"),
     ("warp-size-literal", "int n = count % 32;\n"),

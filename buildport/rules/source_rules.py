@@ -310,6 +310,28 @@ RULES: tuple[SourceRule, ...] = (
         "HIP porting guide, 'Identifying Architecture Features' and compiler-defines table",
     ),
     SourceRule(
+        "cuda-header-macro", "Test of a macro only CUDA's headers define", ERROR,
+        "CUDA headers define their include guards (`__CUDA_RUNTIME_H__`, `__DRIVER_TYPES_H__`, "
+        "`CURAND_H_`, ...) and version macros (`CUDART_VERSION`, `__CUDA_API_VERSION`), and code "
+        "tests them to learn which header came before it: cuda-samples' `helper_cuda.h` defines "
+        "`checkCudaErrors` and `findCudaDevice` only `#ifdef __DRIVER_TYPES_H__` / "
+        "`#ifdef __CUDA_RUNTIME_H__`. hipify renames the headers but not these tests, and no HIP "
+        "header defines the CUDA names, so after the port the guarded code is silently compiled out "
+        "(and `#if CUDART_VERSION >= 4000` is false): the first sign is an undeclared identifier "
+        "somewhere else, or nothing at all.",
+        "Test the HIP header's own macro instead (the finding names it where ROCm's header has one: "
+        "`HIP_INCLUDE_HIP_HIP_RUNTIME_H`, `HIP_INCLUDE_HIP_DRIVER_TYPES_H`, `HIPRAND_H_`, ...), or "
+        "decide what a CUDA version test means on HIP (`HIP_VERSION`, `__HIP_PLATFORM_AMD__`).",
+        "#ifdef __CUDA_RUNTIME_H__\n"
+        "inline int pick_device() { return gpuGetMaxGflopsDeviceId(); }\n"
+        "#endif\n",
+        "#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n"
+        "inline int pick_device() { return gpuGetMaxGflopsDeviceId(); }\n"
+        "#endif\n",
+        "CUDA toolkit headers (include guards); ROCm 5.2 headers /usr/include/hip, hiprand, hipsparse "
+        "(their guards)",
+    ),
+    SourceRule(
         "cuda-arch-device", "`__CUDA_ARCH__` used to detect device code", WARNING,
         "HIP-Clang does not define `__CUDA_ARCH__` in device or host compilation, so "
         "`#ifdef __CUDA_ARCH__` (or `defined(__CUDA_ARCH__)`) never selects the device branch on "
@@ -556,6 +578,22 @@ API_FAMILIES: tuple[tuple[re.Pattern[str], str, str, str], ...] = (
     (re.compile(r"cudnn[A-Z]\w*|CUDNN_\w+"), "library-different-api", "cuDNN", "family"),
     (re.compile(r"nvtx[A-Z]\w*|NVTX_\w+"), "library-different-api", "NVTX", "family"),
 )
+
+# Macros only CUDA's headers define (include guards, version macros) -> the macro ROCm's
+# counterpart header defines ("" where there is none to name: a version, or a header not checked).
+CUDA_HEADER_MACROS: Mapping[str, str] = MappingProxyType({
+    "__CUDA_RUNTIME_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
+    "__CUDA_RUNTIME_API_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_API_H",
+    "__DRIVER_TYPES_H__": "HIP_INCLUDE_HIP_DRIVER_TYPES_H",
+    "__cuda_cuda_h__": "HIP_INCLUDE_HIP_HIP_RUNTIME_API_H",
+    "__CUDA_FP16_H__": "HIP_INCLUDE_HIP_HIP_FP16_H",
+    "CU_COMPLEX_H_": "HIP_INCLUDE_HIP_HIP_COMPLEX_H",
+    "CURAND_H_": "HIPRAND_H_",
+    "CUSPARSE_H_": "_HIPSPARSE_H_",
+    "CUSPARSEAPI": "_HIPSPARSE_H_",
+    **dict.fromkeys(("CUBLAS_API_H_", "CUBLAS_H_", "CUBLAS_V2_H_", "_CUFFT_H_", "CUFFT_H_", "CUSOLVER_COMMON_H_",
+                     "CUSOLVERDN_H_", "CUDART_VERSION", "__CUDA_API_VERSION", "__CUDART_API_VERSION"), ""),
+})
 
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
