@@ -16,7 +16,7 @@ from buildport.findings import Severity
 from buildport.options import MakeFacts, Options
 from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
-from buildport.passes.cmake_targets import Architectures, CudaSources, Libraries, Properties
+from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import Flags, Names, Prelude
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
 from buildport.result import Region, Result, UnstableRewrite
@@ -35,6 +35,7 @@ CMAKE_PASSES: tuple[Pass, ...] = (
     LegacyCommands(),
     CudaSources(),
     Libraries(),
+    HostHeaders(),
     Properties(),
     Architectures(),
     Flags(),

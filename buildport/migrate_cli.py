@@ -118,7 +118,7 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
         return EXIT_ERROR
     click.echo("Plan (dry run: nothing is written)")
     for change in sorted(plan.changes, key=lambda c: str(c.path)):
-        verb = "hipify" if change.kind == "source" else f"rewrite ({change.kind})"
+        verb = f"rewrite ({change.kind})" if change.kind != "source" else "hipify" if change.hipify else "header tests"
         click.echo(f"  {verb:18} {plan.relative(change.path)}")
     for old, new in mapping.items():
         click.echo(f"  {'rename':18} {plan.relative(old)} -> {plan.relative(new)}")
@@ -138,11 +138,14 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
 
 def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     sources = sum(1 for c in plan.changes if c.kind == "source")
+    hipified = sum(1 for c in plan.changes if c.hipify is not None)
     builds = len(plan.changes) - sources
     human = [f for f in plan.findings if f.severity >= Severity.WARNING]
     count = len(plan.sources.outside)
     away = f", {count} outside {'path' if count == 1 else 'paths'} left alone" if count else ""
-    click.echo(f"{target}: {sources} sources hipified, {builds} build files rewritten, "
+    tests = sum(c.header_tests for c in plan.changes)
+    fixed = f" ({tests} tests of CUDA header macros made ROCm's)" if tests else ""
+    click.echo(f"{target}: {hipified} sources hipified{fixed}, {builds} build files rewritten, "
                f"{len(human)} findings need a person{away} (see MIGRATION.md)")
     if verbose:
         for finding in human:

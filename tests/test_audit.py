@@ -44,6 +44,9 @@ POSITIVE = [
     ("cmake-legacy-command", CMAKE, "find_package(CUDA)\ncuda_add_executable(a a.cu)\n", "cuda_add_executable", True),
     ("cmake-manual-command", CMAKE, "cuda_compile_ptx(out k.cu)\n", "cuda_compile_ptx", False),
     ("cmake-cu-language", CMAKE, "add_executable(a a.cu)\n", "add_executable", True),
+    ("cmake-host-headers", CMAKE, "add_executable(a a.cu main.cpp)\n"
+                                  "target_include_directories(a PRIVATE ${CUDAToolkit_INCLUDE_DIRS})\n",
+     "target_include_directories", True),
     ("cmake-library", CMAKE, "add_executable(a a.cpp)\ntarget_link_libraries(a CUDA::cublas)\n", "CUDA::cublas",
      True),
     ("cmake-library-unported", CMAKE, "target_link_libraries(a CUDA::nppc)\n", "CUDA::nppc", False),

@@ -78,7 +78,8 @@ class Libraries:
             if name in ("target_link_libraries", "link_libraries"):
                 target = args[0].value if name == "target_link_libraries" and args else None
                 start = 1 if target is not None else 0
-                hip = None if target is None else target in ctx.facts.hip_targets
+                # a target of HIP sources alone needs no runtime library; one with C++ files does (hip::host)
+                hip = None if target is None else target in ctx.facts.hip_targets and _only_cuda_sources(ctx, target)
                 self._link_list(ctx, args[start:], hip, target)
                 items = [a for a in args[start:] if value_of(a.value) not in _LINK_KEYWORDS]
                 if items and all(ctx.edits.is_removed(a) for a in items):
@@ -213,6 +214,81 @@ _PROPERTY_COMMANDS = frozenset({
     "set_target_properties", "set_property", "set_source_files_properties", "set_tests_properties",
     "get_target_property", "get_property", "target_compile_features",
 })
+
+
+#: Variables that hold CUDA's include directories (the Names pass renames them to HIP_INCLUDE_DIRS).
+_CUDA_INCLUDE_VARS = re.compile(
+    r"\$\{(?:CUDAToolkit_INCLUDE_DIRS|CUDA_INCLUDE_DIRS|CUDA_TOOLKIT_INCLUDE|CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES)\}")
+_SCOPES = frozenset({"PRIVATE", "PUBLIC", "INTERFACE"})
+
+
+class HostHeaders:
+    description = "a target given CUDA's include directories links hip::host: its C++ files include HIP's headers"
+
+    def run(self, ctx: Context) -> None:
+        done: set[str] = set()
+        for command in ctx.cuda_commands():
+            args = command.arguments()
+            if command.identifier != "target_include_directories" or len(args) < 2:
+                continue
+            target = args[0].value
+            scope = _cuda_include_scope(args[1:])
+            if scope is None or target in done or _links_host(ctx, target) or _only_cuda_sources(ctx, target):
+                continue
+            # hip_runtime.h compiled as C++ needs __HIP_PLATFORM_AMD__ (and the library), which hip::host
+            # carries; CMake's CUDA language linked cudart for the target by itself
+            plain = _plain_links(ctx, target)
+            line = f"target_link_libraries({target} {'' if plain else scope + ' '}hip::host)"
+            ctx.edits.insert_after(command, line)
+            done.add(target)
+            ctx.report(command.start, "cmake-host-headers", Severity.INFO,
+                       f"{target} gets CUDA's include directories: its C++ files link hip::host",
+                       fixable=True, replacement=line)
+
+
+def _cuda_include_scope(args: list[Leaf]) -> str | None:
+    """The scope (PRIVATE when none is given) of the first CUDA include directory among ``args``."""
+    scope = "PRIVATE"
+    for arg in args:
+        value = value_of(arg.value)
+        if value in _SCOPES:
+            scope = value
+        elif _CUDA_INCLUDE_VARS.search(arg.value):
+            return scope
+    return None
+
+
+def _links_host(ctx: Context, target: str) -> bool:
+    """Whether a target_link_libraries of ``target`` in this file links hip::host (as ported so far)."""
+    return any("hip::host" in ctx.edits.text_of(a) for c in _link_commands(ctx, target) for a in c.arguments()[1:])
+
+
+def _plain_links(ctx: Context, target: str) -> bool:
+    """Whether ``target`` is linked with the plain signature here (CMake refuses to mix it with keywords)."""
+    return any(not any(value_of(a.value) in _LINK_KEYWORDS for a in c.arguments()[1:])
+               for c in _link_commands(ctx, target))
+
+
+def _link_commands(ctx: Context, target: str) -> list[Command]:
+    return [c for c in ctx.commands()
+            if c.identifier == "target_link_libraries" and c.arguments() and c.arguments()[0].value == target]
+
+
+def _only_cuda_sources(ctx: Context, target: str) -> bool:
+    """Whether every source this file gives ``target`` is a CUDA source (a HIP target has HIP's headers)."""
+    found = False
+    for command in ctx.commands():
+        if command.identifier not in TARGET_COMMANDS and command.identifier != "target_sources":
+            continue
+        name, sources = target_sources(command)
+        if name is None or name.value != target:
+            continue
+        found = True
+        for source in sources:
+            values = expand(ctx, source.value)
+            if not values or not all(is_cuda_source(v) for v in values):
+                return False
+    return found
 
 
 class Properties:

@@ -67,6 +67,11 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("cmake-cu-language", ".cu sources compiled as HIP", INFO, "cmake", "yes",
               "CMake compiles `.cu` files as CUDA; the port marks them `LANGUAGE HIP`.",
               "CMake source file property LANGUAGE"),
+    BuildRule("cmake-host-headers", "Target given CUDA's include directories", INFO, "cmake", "yes",
+              "A target given `${CUDAToolkit_INCLUDE_DIRS}` has C++ files that include the CUDA runtime's headers; "
+              "once they include HIP's, g++ needs `__HIP_PLATFORM_AMD__` and the runtime, which `hip::host` "
+              "carries (CMake's CUDA language linked cudart for the target by itself). The port links it.",
+              "hip-config.cmake (hip::host); hip/hip_runtime.h (#error without a platform macro)"),
     BuildRule("cmake-cuda-glob", "Glob mixing .cu and other sources", WARNING, "cmake", "no",
               "A `file(GLOB)` that collects `.cu` files together with others cannot be marked HIP as a whole.",
               "CMake file(GLOB)"),
