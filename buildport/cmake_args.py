@@ -133,7 +133,7 @@ def translate_flag_words(
         head, body, tail = parts
         separator = " " if head == "SHELL:" else ";"
         nested[i] = _translate_body(head, body, tail, separator, arch_words, depth + 1)
-    outer = translate(plain, arch_words)
+    outer = translate(plain, arch_words, clang=True)  # CMake's HIP compiler is clang itself
     result: list[str | None] = []
     for i, word in enumerate(words):
         if i in nested:

@@ -17,7 +17,7 @@ from buildport.options import MakeFacts, Options
 from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts
 from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
-from buildport.passes.cmake_text import Flags, Names, Prelude
+from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
@@ -38,6 +38,7 @@ CMAKE_PASSES: tuple[Pass, ...] = (
     HostHeaders(),
     Properties(),
     Architectures(),
+    CustomCommands(),
     Flags(),
     Names(),
     Prelude(),

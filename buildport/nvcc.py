@@ -63,14 +63,16 @@ def arch_numbers(value: str) -> list[str]:
 
 
 def translate(
-    words: list[str], arch_words: list[str], arch_for: Callable[[str], list[str] | None] | None = None
+    words: list[str], arch_words: list[str], arch_for: Callable[[str], list[str] | None] | None = None,
+    clang: bool = False,
 ) -> Translation:
     """Map nvcc words to HIP words.
 
     ``arch_words`` replace the first architecture flag; later ones are dropped,
     so a list of ``-gencode`` pairs becomes one target list. ``arch_for(value)``
     may choose other words for the first flag from its value (a make variable
-    that names the architectures stays the user's knob).
+    that names the architectures stays the user's knob). ``clang``: the words go
+    to clang itself, not to hipcc (see ``Flag.clang_to``).
     """
     out: list[list[str] | None] = [None] * len(words)
     result = Translation(out)
@@ -94,7 +96,7 @@ def translate(
                 continue
             value = words[i + 1]
             span = 2
-        replacement = _apply(flag, value, words[i], result, i)
+        replacement = _apply(flag, value, words[i], result, i, clang)
         if flag.action == "arch":
             result.architectures.extend(n for n in arch_numbers(value or "") if n not in result.architectures)
             chosen = arch_for(value or "") if arch_for is not None else None
@@ -108,9 +110,10 @@ def translate(
     return result
 
 
-def _apply(flag: Flag, value: str | None, word: str, result: Translation, index: int) -> list[str] | None:
+def _apply(flag: Flag, value: str | None, word: str, result: Translation, index: int,
+           clang: bool = False) -> list[str] | None:
     if flag.action == "map":
-        return list(flag.to)
+        return list(flag.clang_to if clang and flag.clang_to is not None else flag.to)
     if flag.action == "value":
         assert value is not None
         if value in flag.values:

@@ -106,9 +106,10 @@ def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
         return
     here = path.parent
     text = tree.text
+    # absolute, as CMake's are: a path made from them is not taken again relative to the file's folder
     known = {
-        "CMAKE_CURRENT_SOURCE_DIR": str(here), "CMAKE_CURRENT_LIST_DIR": str(here),
-        "PROJECT_SOURCE_DIR": str(root), "CMAKE_SOURCE_DIR": str(root),
+        "CMAKE_CURRENT_SOURCE_DIR": str(here.absolute()), "CMAKE_CURRENT_LIST_DIR": str(here.absolute()),
+        "PROJECT_SOURCE_DIR": str(root.absolute()), "CMAKE_SOURCE_DIR": str(root.absolute()),
     }
     variables: dict[str, list[str]] = {}
     for command in tree.commands():

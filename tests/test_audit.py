@@ -44,6 +44,10 @@ POSITIVE = [
     ("cmake-legacy-command", CMAKE, "find_package(CUDA)\ncuda_add_executable(a a.cu)\n", "cuda_add_executable", True),
     ("cmake-manual-command", CMAKE, "cuda_compile_ptx(out k.cu)\n", "cuda_compile_ptx", False),
     ("cmake-cu-language", CMAKE, "add_executable(a a.cu)\n", "add_executable", True),
+    ("cmake-custom-compile", CMAKE, "add_custom_command(OUTPUT k.fatbin COMMAND ${CMAKE_CUDA_COMPILER} -fatbin k.cu)\n",
+     "${CMAKE_CUDA_COMPILER}", True),
+    ("cmake-configure-compile", CMAKE, "execute_process(COMMAND ${CMAKE_CUDA_COMPILER} -c p.cu)\n",
+     "${CMAKE_CUDA_COMPILER}", False),
     ("cmake-host-headers", CMAKE, "add_executable(a a.cu main.cpp)\n"
                                   "target_include_directories(a PRIVATE ${CUDAToolkit_INCLUDE_DIRS})\n",
      "target_include_directories", True),

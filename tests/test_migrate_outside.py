@@ -127,3 +127,21 @@ def test_a_makefile_included_from_outside_is_read_for_its_facts_and_left_as_it_i
     assert "GPU_FLAGS := -O2 -g -O0\n" in (app / "Makefile").read_text()
     report = json.loads((app / "migration.json").read_text())
     assert report["outside"] == [{"path": "../../common/make.config", "named_in": "Makefile", "line": 1}]
+
+
+def test_a_source_named_through_the_current_directory_is_found_from_a_relative_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`buildport migrate samples` (a relative folder): ``${CMAKE_CURRENT_SOURCE_DIR}/k.cu`` was joined to
+    the file's folder a second time, so the kernel a custom command compiles was reported as referenced
+    by no build file and not hipified."""
+    sample = tmp_path / "samples" / "module"
+    sample.mkdir(parents=True)
+    (sample / "CMakeLists.txt").write_text('set(KERNEL "${CMAKE_CURRENT_SOURCE_DIR}/kernel.cu")\n'
+                                           'set(OTHER "${PROJECT_SOURCE_DIR}/module/other.cu")\n')
+    (sample / "kernel.cu").write_text("__global__ void k() {}\n")
+    (sample / "other.cu").write_text("__global__ void o() {}\n")
+    monkeypatch.chdir(tmp_path)
+    found = SourceSet()
+    cmake_sources(Path("samples/module/CMakeLists.txt"), Path("samples"), found)
+    assert {p.name for p in found.all} == {"kernel.cu", "other.cu"}

@@ -79,3 +79,15 @@ def test_a_sample_that_links_nothing_requires_no_package_its_neighbour_links(tmp
     texts = dict(zip(files, (o.result.text for o in run.outcomes if o.result is not None)))
     assert "hipblas" not in texts["CMakeLists.txt"] and "hipblas" not in texts["vectorAdd/CMakeLists.txt"]
     assert "find_package(hip REQUIRED)\nfind_package(hipblas REQUIRED)\n" in texts["gemm/CMakeLists.txt"]
+
+
+def test_the_samples_fixture_finds_each_package_in_the_sample_that_links_it() -> None:
+    """fixtures/migrate/cmake-samples (built end to end by tests/e2e): only randomFill finds hipRAND."""
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "migrate" / "cmake-samples"
+    files = sorted(str(p) for p in root.rglob("CMakeLists.txt"))
+    run = port_files(files, Options())
+    texts = {str(Path(o.path).relative_to(root)): o.result.text for o in run.outcomes if o.result is not None}
+    finders = {name for name, text in texts.items() if "find_package(hip REQUIRED)" in text}
+    assert finders == {"CMakeLists.txt", *(f"Samples/{s}/CMakeLists.txt"
+                                           for s in ("vectorAdd", "mergeHost", "randomFill", "moduleBuild"))}
+    assert [name for name, text in texts.items() if "hiprand" in text] == ["Samples/randomFill/CMakeLists.txt"]

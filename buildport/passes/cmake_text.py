@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from buildport.cmake_args import inner, rename_refs, translate_flag_words, word_spans
+from buildport.cmake_args import inner, rename_refs, translate_flag_words, value_of, word_spans
 from buildport.findings import Severity
 from buildport.nvcc import is_nvcc_only
 from buildport.passes.base import Context
@@ -81,6 +81,70 @@ class Flags:
             leaves = [leaf for leaf in flag_arguments(command, ctx.facts.hip_targets) if leaf.type != "BRACKET_ARG"]
             if leaves:
                 translate_leaves(ctx, leaves)
+
+
+#: Where a CUDA compiler named by these runs in a custom command, the command line is nvcc's.
+_CUDA_COMPILERS = frozenset({"${CMAKE_CUDA_COMPILER}", "${CUDAToolkit_NVCC_EXECUTABLE}", "${CUDA_NVCC_EXECUTABLE}"})
+#: The keywords of add_custom_command, add_custom_target and execute_process that end a COMMAND's words.
+_COMMAND_KEYWORDS = frozenset("""
+    COMMAND OUTPUT DEPENDS BYPRODUCTS IMPLICIT_DEPENDS WORKING_DIRECTORY COMMENT DEPFILE JOB_POOL JOB_SERVER_AWARE
+    VERBATIM APPEND USES_TERMINAL COMMAND_EXPAND_LISTS DEPENDS_EXPLICIT_ONLY MAIN_DEPENDENCY CODEGEN SOURCES ALL
+    TARGET PRE_BUILD PRE_LINK POST_BUILD RESULT_VARIABLE RESULTS_VARIABLE OUTPUT_VARIABLE ERROR_VARIABLE INPUT_FILE
+    OUTPUT_FILE ERROR_FILE OUTPUT_QUIET ERROR_QUIET TIMEOUT COMMAND_ECHO ECHO_OUTPUT_VARIABLE ECHO_ERROR_VARIABLE
+    ENCODING COMMAND_ERROR_IS_FATAL OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE
+""".split())
+#: Words of an nvcc command line that compiles (the source may come through a variable).
+_COMPILING = frozenset({"-o", "-c", "--output-file", "--compile", "-fatbin", "--fatbin", "-cubin", "--cubin", "-ptx",
+                        "--ptx", "-dc", "--device-c", "-dw", "--device-w"})
+#: The AMD targets of a compiler run by hand: CMake passes CMAKE_HIP_ARCHITECTURES only to its own compiles
+#: (clang takes a comma-separated list).
+CUSTOM_ARCH = '"--offload-arch=$<JOIN:${CMAKE_HIP_ARCHITECTURES},$<COMMA>>"'
+
+
+class CustomCommands:
+    description = "the CUDA compiler run by a custom command: its nvcc flags, -x hip and the AMD targets"
+
+    def run(self, ctx: Context) -> None:
+        for command in ctx.cuda_commands():
+            if command.identifier not in ("add_custom_command", "add_custom_target", "execute_process"):
+                continue
+            for compiler, words in _compiler_runs(command.arguments()):
+                if not any(value_of(w.value) in _COMPILING or value_of(w.value).endswith(".cu") for w in words):
+                    continue  # nvcc --version: no device code to make
+                translate_leaves(ctx, [w for w in words if w.type != "BRACKET_ARG"])  # NVIDIA targets dropped
+                head = "${CMAKE_HIP_COMPILER}"
+                if not any(w.value in ("-x", "--x") for w in words):
+                    head += " -x hip"  # clang reads a .cu file as CUDA
+                if "hip_runtime.h" not in " ".join(ctx.edits.text_of(w) for w in words):
+                    head += " -include hip/hip_runtime.h"  # what nvcc includes in every .cu file itself
+                targeted = any("--offload-arch" in ctx.edits.text_of(w) for w in words)
+                if not targeted and command.identifier == "execute_process":
+                    # no generator expressions at configure time: the list cannot be spelled for clang here
+                    ctx.report(compiler.start, "cmake-configure-compile", Severity.WARNING,
+                               f"{compiler.value} compiles device code while CMake configures; it gets no AMD "
+                               "target list", "add --offload-arch=<gfx...> (comma-separated) to this command")
+                elif not targeted:
+                    head += " " + CUSTOM_ARCH
+                ctx.edits.replace(compiler, head)
+                ctx.report(compiler.start, "cmake-custom-compile", Severity.INFO,
+                           f"{compiler.value} run by hand → {head}: what nvcc did by itself, and CMake passes "
+                           "CMAKE_HIP_ARCHITECTURES only to its own compiles", fixable=True, replacement=head)
+
+
+def _compiler_runs(args: list[Leaf]) -> list[tuple[Leaf, list[Leaf]]]:
+    """Each COMMAND of ``args`` that runs a CUDA compiler: the compiler's argument and the words after it."""
+    runs: list[tuple[Leaf, list[Leaf]]] = []
+    i = 0
+    while i < len(args):
+        if args[i].value != "COMMAND" or i + 1 >= len(args) or args[i + 1].value not in _CUDA_COMPILERS:
+            i += 1
+            continue
+        j = i + 2
+        while j < len(args) and args[j].value not in _COMMAND_KEYWORDS:
+            j += 1
+        runs.append((args[i + 1], args[i + 2 : j]))
+        i = j
+    return runs
 
 
 def translate_leaves(ctx: Context, leaves: list[Leaf]) -> None:

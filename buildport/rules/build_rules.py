@@ -72,6 +72,17 @@ RULES: tuple[BuildRule, ...] = (
               "once they include HIP's, g++ needs `__HIP_PLATFORM_AMD__` and the runtime, which `hip::host` "
               "carries (CMake's CUDA language linked cudart for the target by itself). The port links it.",
               "hip-config.cmake (hip::host); hip/hip_runtime.h (#error without a platform macro)"),
+    BuildRule("cmake-custom-compile", "CUDA compiler run by a custom command", INFO, "cmake", "yes",
+              "A custom command that runs `${CMAKE_CUDA_COMPILER}` (a module for the driver API, built with "
+              "`-fatbin`) gets nvcc's command line; clang needs `-x hip` for a `.cu` file, the runtime header nvcc "
+              "included by itself, and the AMD targets, which CMake passes only to its own compiles. The port "
+              "adds them (`--offload-arch=$<JOIN:${CMAKE_HIP_ARCHITECTURES},$<COMMA>>`) and translates the "
+              "flags (`-fatbin` → `--cuda-device-only`: a bundle of code objects `hipModuleLoad` reads).",
+              "clang HIP options; HIP module API (hipModuleLoad)"),
+    BuildRule("cmake-configure-compile", "CUDA compiler run while CMake configures", WARNING, "cmake", "no",
+              "`execute_process` compiling device code evaluates no generator expressions, so the port cannot "
+              "give it `CMAKE_HIP_ARCHITECTURES`: the command needs `--offload-arch` written in.",
+              "CMake execute_process"),
     BuildRule("cmake-cuda-glob", "Glob mixing .cu and other sources", WARNING, "cmake", "no",
               "A `file(GLOB)` that collects `.cu` files together with others cannot be marked HIP as a whole.",
               "CMake file(GLOB)"),

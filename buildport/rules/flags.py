@@ -30,6 +30,9 @@ class Flag:
     note: str = ""
     #: Only the listed values are nvcc's; with another one the word is not this flag.
     known_values_only: bool = False
+    #: What a ``map`` flag becomes where clang itself is the compiler (CMake's HIP compiler), when
+    #: hipcc spells it otherwise (``to``).
+    clang_to: tuple[str, ...] | None = None
 
 
 def _drop(*names: str, note: str = "no HIP equivalent needed") -> Flag:
@@ -89,7 +92,9 @@ FLAGS: tuple[Flag, ...] = (
          note="NVIDIA architectures have no AMD counterpart: the target list comes from --offload-arch"),
     Flag(("-Xcompiler", "--compiler-options"), "xcompiler", note="host options go straight to clang"),
     Flag(("-Xlinker", "--linker-options"), "xlinker"),
-    Flag(("-ptx", "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin", "-dlink", "--device-link",
+    Flag(("-fatbin", "--fatbin", "-cubin", "--cubin"), "map", ("--genco",), clang_to=("--cuda-device-only",),
+         note="device code alone, for the module API: hipModuleLoad reads clang's bundle of code objects"),
+    Flag(("-ptx", "--ptx", "-dlink", "--device-link",
           "-lib", "--lib", "-run", "--run", "-cuda", "--cuda"), "report",
          note="an nvcc-specific compilation phase; the build step needs a human"),
 )

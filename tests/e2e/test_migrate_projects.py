@@ -58,6 +58,13 @@ class Project:
     cuda_make_args: tuple[str, ...] = ()
     # Whether the project registers tests with CTest (run after the ROCm build).
     ctest: bool = False
+    # Files that must carry AMD device code (default: the executables); a module a custom command
+    # compiles carries it, the program that loads it does not.
+    device_code: tuple[str, ...] | None = None
+
+    @property
+    def with_device_code(self) -> tuple[str, ...]:
+        return self.executables if self.device_code is None else self.device_code
 
 
 PROJECTS = {
@@ -67,6 +74,17 @@ PROJECTS = {
         build_files=("CMakeLists.txt", "cmake/gpu.cmake", "lib/CMakeLists.txt", "app/CMakeLists.txt"),
         sources=("lib/saxpy.cu", "lib/reduce.cu", "lib/include/vecops/vecops.cuh", "app/main.cu"),
         unreferenced=("unused/old_kernel.cu",),
+    ),
+    "cmake-samples": Project(
+        kind="cmake",
+        executables=("Samples/vectorAdd/vectorAdd", "Samples/mergeHost/mergeHost", "Samples/randomFill/randomFill",
+                     "Samples/moduleBuild/moduleBuild"),
+        build_files=("CMakeLists.txt", "Samples/vectorAdd/CMakeLists.txt", "Samples/mergeHost/CMakeLists.txt",
+                     "Samples/randomFill/CMakeLists.txt", "Samples/moduleBuild/CMakeLists.txt"),
+        sources=("Common/helper_cuda.h", "Samples/vectorAdd/vectorAdd.cu", "Samples/mergeHost/scale.cu",
+                 "Samples/mergeHost/main.cpp", "Samples/randomFill/randomFill.cu"),
+        device_code=("Samples/vectorAdd/vectorAdd", "Samples/mergeHost/mergeHost",  # randomFill: cuRAND's host API
+                     "Samples/moduleBuild/scale_kernel.fatbin"),
     ),
     "make-suite": Project(
         kind="make",
@@ -116,6 +134,15 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
     )
     assert "old_kernel" not in build_text and "unused" not in build_text
     assert "cuda" in (subdirs / "unused" / "old_kernel.cu").read_text()
+
+    samples = PROJECTS_DIR / "cmake-samples"
+    sample = {name: (samples / "Samples" / name / "CMakeLists.txt").read_text()
+              for name in ("vectorAdd", "mergeHost", "randomFill", "moduleBuild")}
+    assert all("find_package(CUDAToolkit REQUIRED)" in text for text in sample.values())  # separate projects
+    assert "CUDA::curand" in sample["randomFill"] and "curand" not in sample["vectorAdd"]
+    assert "${CUDAToolkit_INCLUDE_DIRS}" in sample["mergeHost"] and (samples / "Samples/mergeHost/main.cpp").exists()
+    assert "COMMAND ${CMAKE_CUDA_COMPILER}" in sample["moduleBuild"] and "-fatbin" in sample["moduleBuild"]
+    assert "#ifdef __CUDA_RUNTIME_H__" in (samples / "Common" / "helper_cuda.h").read_text()
 
     suite = PROJECTS_DIR / "make-suite"
     config = (suite / "config.mk").read_text()
@@ -222,7 +249,7 @@ def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Pat
         files = build / "CMakeFiles"
         assert not list(files.rglob("CMakeCUDACompiler.cmake")), "the port still enables CUDA"
         assert list(files.rglob("CMakeHIPCompiler.cmake")), "the port does not enable HIP"
-        _assert_offload_arch(build, project.executables)
+        _assert_offload_arch(build, project.with_device_code)
         _run_programs(workbench, build, project.executables, workbench.rocm_env)
         if project.ctest:
             ctest = workbench.tools.cmake.parent / "ctest"
@@ -239,7 +266,7 @@ def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Pat
     assert not nvcc_lines, "the migrated build still calls nvcc:\n" + "\n".join(nvcc_lines)
     workbench.run("rocm-make", [make, _jobs(), *args], cwd=root, env=env, timeout=BUILD_TIMEOUT)
     assert not record.exists(), f"nvcc ran during the migrated build:\n{record.read_text()}"
-    _assert_offload_arch(root, project.executables)
+    _assert_offload_arch(root, project.with_device_code)
     _run_programs(workbench, root, project.executables, workbench.rocm_env)
 
 
