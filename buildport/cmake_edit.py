@@ -9,6 +9,8 @@ argument also removes the whitespace that separated it, or its whole line.
 
 from __future__ import annotations
 
+import re
+
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -250,9 +252,22 @@ def _remove_line(leaves: list[Leaf], out: list[str], first: int, last: int) -> N
         after += 1
     starts_line = before < 0 or leaves[before].type in ("NEWLINE", "BOM")
     ends_line = after >= len(leaves) or leaves[after].type == "NEWLINE"
+    if starts_line and after < len(leaves) and leaves[after].type == "LINE_COMMENT" and after == last + 2:
+        out[last + 1] = ""  # the comment after it stays, where the command began
     if starts_line and ends_line:
         for i in range(before + 1, min(after + 1, len(leaves))):
             out[i] = ""
+        # a line that stood between two blank lines: one blank line stays, not two
+        nxt = after + 1
+        if nxt < len(leaves) and leaves[nxt].type == "SPACE" and out[nxt] == leaves[nxt].value:
+            nxt += 1
+        if (nxt < len(leaves) and leaves[nxt].type == "NEWLINE" and out[nxt] == leaves[nxt].value
+                and _BLANK_LINE_BEFORE.search("".join(out[max(0, before - 8) : before + 1]))):
+            for i in range(after + 1, nxt + 1):
+                out[i] = ""
+
+
+_BLANK_LINE_BEFORE = re.compile(r"(?:\r\n|\r|\n)[ \t]*(?:\r\n|\r|\n)\Z")
 
 
 def _tidy_removed_arguments(

@@ -8,9 +8,11 @@ the file links). A file that links a library but leaves finding CUDA to a file
 above it hands its packages to the nearest such file: the one whose folder is
 the closest above its own. A ``*.cmake`` module counts as being in the folder
 of the nearest ``CMakeLists.txt`` of the run above it (``cmake/deps.cmake`` is
-included by the top ``CMakeLists.txt``). A file with no finder above it hands
-its packages to every finder of the run, as it cannot tell which one includes
-it.
+included by the top ``CMakeLists.txt``). A module with no finder above it
+hands its packages to every finder of the run, as it cannot tell which one
+includes it; a ``CMakeLists.txt`` with none above it hands them to none, as no
+finder of the run is in its scope (CUDA is found for it outside the run, or its
+targets were not seen there either).
 
 A tree of separate projects (one sample per folder, each finding CUDA itself)
 so keeps each project's packages to itself: a sample that links nothing does
@@ -40,7 +42,9 @@ def extra_packages(paths: Sequence[str], linked: Sequence[set[str]], finds: Sequ
         if not wanted or finds[i]:
             continue  # it finds its own
         owners = finders.get(_nearest(folders[i], finders), [])
-        for j in owners or [j for group in finders.values() for j in group]:
+        if not owners and os.path.basename(paths[i]) != "CMakeLists.txt":
+            owners = [j for group in finders.values() for j in group]
+        for j in owners:
             handed[j] |= wanted
     return [tuple(sorted(h)) for h in handed]
 

@@ -50,13 +50,16 @@ def test_a_module_counts_as_in_the_folder_of_the_nearest_cmakelists_above() -> N
     assert got["cmake/deps.cmake"] == ("hipblas",)
 
 
-def test_a_file_with_no_finder_above_hands_its_packages_to_every_finder() -> None:
+def test_a_module_with_no_finder_above_hands_its_packages_to_every_finder() -> None:
+    """A module may be included from anywhere; a CMakeLists.txt with no finder above is in no finder's scope."""
     got = _extra({
         "a/CMakeLists.txt": (set(), True),
         "b/CMakeLists.txt": ({"hipsparse"}, True),
         "c/CMakeLists.txt": ({"hipblas"}, False),
+        "modules/FindThing.cmake": ({"hipfft"}, False),
     })  # fmt: skip
-    assert got == {"a/CMakeLists.txt": ("hipblas",), "b/CMakeLists.txt": ("hipblas",), "c/CMakeLists.txt": ()}
+    assert got == {"a/CMakeLists.txt": ("hipfft",), "b/CMakeLists.txt": ("hipfft",), "c/CMakeLists.txt": (),
+                   "modules/FindThing.cmake": ()}
 
 
 def test_a_sample_that_links_nothing_requires_no_package_its_neighbour_links(tmp_path: Path) -> None:

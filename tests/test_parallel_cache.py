@@ -376,7 +376,7 @@ def test_workers_keep_the_order_and_use_processes() -> None:
 
 def test_packages_reach_the_nearest_find_package_above_as_if_each_were_ported_again(tmp_path: Path) -> None:
     """A file that links a library and does not find CUDA hands its package to the nearest file above it
-    that does; a file with no such file above hands it to every one. A file whose own links already cover
+    that does; a module with no such file above hands it to every one. A file whose own links already cover
     what it is handed is not ported a second time: the outcome equals porting each find_package(CUDAToolkit)
     file again with the packages handed to it."""
     from buildport.engine import port_cmake
@@ -389,7 +389,7 @@ def test_packages_reach_the_nearest_find_package_above_as_if_each_were_ported_ag
         "b/CMakeLists.txt": "find_package(CUDAToolkit)\nadd_library(b b.cu)\n"
                             "target_link_libraries(b CUDA::curand CUDA::cublas)\n",
         "c/CMakeLists.txt": "find_package(CUDAToolkit)\nadd_library(c c.cu)\ntarget_link_libraries(c CUDA::cufft)\n",
-        "d/CMakeLists.txt": "add_library(d d.cu)\ntarget_link_libraries(d CUDA::cusparse)\n",
+        "d/sparse.cmake": "add_library(d d.cu)\ntarget_link_libraries(d CUDA::cusparse)\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)

@@ -81,6 +81,24 @@ class Flags:
             leaves = [leaf for leaf in flag_arguments(command, ctx.facts.hip_targets) if leaf.type != "BRACKET_ARG"]
             if leaves:
                 translate_leaves(ctx, leaves)
+                if _emptied(ctx, command):
+                    ctx.edits.remove_command(command)  # set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS}") would be left
+
+
+def _emptied(ctx: Context, command: Command) -> bool:
+    """Whether ``command`` does nothing now that its nvcc flags are gone: it sets a variable to itself,
+    appends nothing, or gives a target no options."""
+    args = command.arguments()
+    values = [value_of(ctx.edits.text_of(a)).strip() for a in args]
+    name = command.identifier
+    if name == "set":
+        return len(args) == 2 and values[1] == f"${{{args[0].value}}}"
+    if name in ("list", "string"):
+        return len(args) >= 3 and args[0].value == "APPEND" and all(not v for v in values[2:])
+    if name in FLAG_COMMANDS:
+        skip = 1 if name.startswith("target_") else 0
+        return len(args) > skip and all(v in _SCOPES or not v for v in values[skip:])
+    return False
 
 
 #: Where a CUDA compiler named by these runs in a custom command, the command line is nvcc's.
