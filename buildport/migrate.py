@@ -22,7 +22,7 @@ from buildport.hipify import HipifyResult, find_engine, run_engine
 from buildport.options import Options
 from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file, port_files
 from buildport.sourcescan import scan_source
-from buildport.sourcefix import port_header_tests
+from buildport.sourcefix import FIXES, port_source
 from buildport.sources import (
     SourceSet, add_headers, cmake_sources, inside, make_sources, unreferenced,
 )
@@ -42,8 +42,8 @@ class Change:
     new_text: str
     kind: str  # "cmake", "make", "source"
     hipify: HipifyResult | None = None
-    #: Tests of CUDA header macros turned into tests of ROCm's (buildport.sourcefix), in a source.
-    header_tests: int = 0
+    #: What buildport.sourcefix changed in a source after hipify: fix id → how many.
+    fixes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -145,9 +145,9 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
-        text, tests = port_header_tests(text)  # what hipify leaves: #ifdef __CUDA_RUNTIME_H__
-        if converted or tests:
-            plan.changes.append(Change(path, source, text, "source", result if converted else None, tests))
+        text, fixes = port_source(text)  # what hipify leaves: #ifdef __CUDA_RUNTIME_H__, register
+        if converted or fixes:
+            plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
         plan.findings.extend(
             f for f in scan_source(text, plan.relative(path))
         )
@@ -212,7 +212,7 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
                 "hipify": None if c.hipify is None else {
                     "converted": c.hipify.converted, "unconverted": c.hipify.unconverted,
                     "warnings": c.hipify.warnings},
-                "header_tests": c.header_tests}
+                "fixes": c.fixes}
                for c in sorted(plan.changes, key=lambda c: plan.relative(c.path))]
     def entry(f: Finding) -> dict[str, object]:
         return {"path": f.path, "line": f.line, "col": f.col, "rule": f.rule, "severity": str(f.severity),
@@ -238,9 +238,8 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     for c in sorted(plan.changes, key=lambda c: plan.relative(c.path)):
         h = c.hipify
         extra = f" — hipify: {h.converted} converted, {len(h.warnings)} warnings" if h is not None else ""
-        if c.header_tests:
-            extra += (f"{';' if extra else ' —'} {c.header_tests} test{'s' if c.header_tests > 1 else ''} "
-                      "of CUDA header macros made tests of ROCm's (`#ifdef __CUDA_RUNTIME_H__`)")
+        for fix, count in c.fixes.items():
+            extra += f"{';' if extra else ' —'} {count} {FIXES[fix]}"
         lines.append(f"- `{plan.relative(c.path)}` ({c.kind}){extra}")
     lines += ["", f"## What a person still has to do ({len(remaining)})", ""]
     lines += [f"- `{r['path']}:{r['line']}:{r['col']}` {r['severity']} [{r['rule']}]: {r['message']}"

@@ -118,7 +118,7 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
         return EXIT_ERROR
     click.echo("Plan (dry run: nothing is written)")
     for change in sorted(plan.changes, key=lambda c: str(c.path)):
-        verb = f"rewrite ({change.kind})" if change.kind != "source" else "hipify" if change.hipify else "header tests"
+        verb = f"rewrite ({change.kind})" if change.kind != "source" else "hipify" if change.hipify else "fix"
         click.echo(f"  {verb:18} {plan.relative(change.path)}")
     for old, new in mapping.items():
         click.echo(f"  {'rename':18} {plan.relative(old)} -> {plan.relative(new)}")
@@ -143,8 +143,8 @@ def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     human = [f for f in plan.findings if f.severity >= Severity.WARNING]
     count = len(plan.sources.outside)
     away = f", {count} outside {'path' if count == 1 else 'paths'} left alone" if count else ""
-    tests = sum(c.header_tests for c in plan.changes)
-    fixed = f" ({tests} tests of CUDA header macros made ROCm's)" if tests else ""
+    fixes = sum(sum(c.fixes.values()) for c in plan.changes)
+    fixed = f", {fixes} leftovers of hipify fixed" if fixes else ""
     click.echo(f"{target}: {hipified} sources hipified{fixed}, {builds} build files rewritten, "
                f"{len(human)} findings need a person{away} (see MIGRATION.md)")
     if verbose:

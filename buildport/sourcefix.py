@@ -1,32 +1,65 @@
-"""What migrate changes in a source after hipify: the tests of CUDA header macros ROCm has a name for.
+"""What migrate changes in a source after hipify: what hipify leaves that stops the port compiling.
 
-hipify renames ``#include <cuda_runtime.h>`` but leaves ``#ifdef __CUDA_RUNTIME_H__``,
-which no HIP header defines: the code it guards (cuda-samples' ``findCudaDevice``)
-is compiled out. Where ROCm's header has a macro of its own
-(:data:`~buildport.rules.source_rules.CUDA_HEADER_MACROS`), the test is turned into
-a test of that one; version macros (``CUDART_VERSION``), which have no
-counterpart, are left to the ``cuda-header-macro`` finding. Only the names in
-``#if``/``#ifdef``/``#ifndef``/``#elif`` lines change, and not in a file that
-defines the macro itself.
+Each fix is small, mechanical and listed in :data:`FIXES` (what MIGRATION.md
+calls it); :func:`port_source` applies them all and counts each. Only code and
+preprocessor lines change, never comments or strings.
+
+* ``header_tests``: hipify renames ``#include <cuda_runtime.h>`` but leaves
+  ``#ifdef __CUDA_RUNTIME_H__``, which no HIP header defines, so the code it
+  guards (cuda-samples' ``findCudaDevice``) is compiled out. Where ROCm's header
+  has a macro of its own (:data:`~buildport.rules.source_rules.CUDA_HEADER_MACROS`),
+  the test becomes a test of that one; version macros (``CUDART_VERSION``) have
+  no counterpart and are left to the ``cuda-header-macro`` finding. Only names in
+  ``#if``/``#ifdef``/``#ifndef``/``#elif`` lines change, and not in a file that
+  defines the macro itself.
+* ``register``: C++17 removed the ``register`` storage class; nvcc's host
+  compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
+  specifier has had no effect since C++11 and is optional in C, so it is dropped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from buildport.rules.source_rules import CUDA_HEADER_MACROS
-from buildport.sourcelex import IDENT, lex
+from buildport.sourcelex import IDENT, Lexed, lex
+
+#: Fix id → what it did, as MIGRATION.md says it (after the count).
+FIXES: dict[str, str] = {
+    "header_tests": "tests of CUDA header macros made tests of ROCm's (`#ifdef __CUDA_RUNTIME_H__`)",
+    "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
+}
 
 _CONDITIONALS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"))
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
+#: An edit: where it starts in the text, how many characters it replaces, and with what.
+Edit = tuple[int, int, str]
 
-def port_header_tests(text: str) -> tuple[str, int]:
-    """``text`` with each test of a CUDA header macro that ROCm names turned into a test of ROCm's
-    macro, and how many were."""
-    if not any(name in text for name in _NAMED):
-        return text, 0
+
+def port_source(text: str) -> tuple[str, dict[str, int]]:
+    """``text`` with every fix of :data:`FIXES` made, and how many of each (only those made)."""
+    wanted = [(name, finder) for name, (finder, hint) in _FINDERS.items() if hint(text)]
+    if not wanted:
+        return text, {}
     lexed = lex(text)
+    edits: list[Edit] = []
+    counts: dict[str, int] = {}
+    for name, finder in wanted:
+        found = finder(text, lexed)
+        if found:
+            counts[name] = len(found)
+            edits += found
+    return _applied(text, sorted(edits)), counts
+
+
+def _header_hint(text: str) -> bool:
+    return any(name in text for name in _NAMED)
+
+
+def _header_tests(text: str, lexed: Lexed) -> list[Edit]:
     defined = {d.tokens.texts[0] for d in lexed.directives if d.name == "define" and d.tokens.texts}
-    edits: list[tuple[int, str, str]] = []
+    edits: list[Edit] = []
     for directive in lexed.directives:
         if directive.name not in _CONDITIONALS:
             continue
@@ -34,13 +67,38 @@ def port_header_tests(text: str) -> tuple[str, int]:
         for kind, word, start in zip(tokens.kinds, tokens.texts, tokens.starts):
             instead = CUDA_HEADER_MACROS.get(word) if kind == IDENT else None
             if instead and word not in defined:
-                edits.append((start, word, instead))
+                edits.append((start, len(word), instead))
+    return edits
+
+
+def _registers(text: str, lexed: Lexed) -> list[Edit]:
+    """Each ``register`` keyword of the code, with the blanks after it."""
+    code = lexed.code
+    edits: list[Edit] = []
+    for kind, word, start in zip(code.kinds, code.texts, code.starts):
+        if kind == IDENT and word == "register":
+            end = start + len(word)
+            while end < len(text) and text[end] in " \t":
+                end += 1
+            edits.append((start, end - start, ""))
+    return edits
+
+
+_FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bool]]] = {
+    "header_tests": (_header_tests, _header_hint),
+    "register": (_registers, lambda text: "register" in text),
+}
+assert set(_FINDERS) == set(FIXES)
+
+
+def _applied(text: str, edits: list[Edit]) -> str:
+    """``text`` with ``edits`` (sorted, none overlapping) made."""
     if not edits:
-        return text, 0
+        return text
     pieces: list[str] = []
     at = 0
-    for start, word, instead in edits:
-        pieces += [text[at:start], instead]
-        at = start + len(word)
+    for start, length, new in edits:
+        pieces += [text[at:start], new]
+        at = start + length
     pieces.append(text[at:])
-    return "".join(pieces), len(edits)
+    return "".join(pieces)

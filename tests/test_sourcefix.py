@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from buildport.sourcefix import port_header_tests
+from buildport.sourcefix import port_source
 from buildport.sourcescan import scan_source
 
 HELPER = """\
@@ -21,17 +21,37 @@ inline int findCudaDevice() { return 0; }
 
 
 def test_guards_rocm_names_are_turned_and_the_rest_left_to_the_finding() -> None:
-    new, count = port_header_tests(HELPER)
-    assert count == 3
+    new, fixes = port_source(HELPER)
+    assert fixes == {"header_tests": 3}
     assert new == (HELPER.replace("#ifdef __DRIVER_TYPES_H__", "#ifdef HIP_INCLUDE_HIP_DRIVER_TYPES_H")
                    .replace("defined(__CUDA_RUNTIME_H__)", "defined(HIP_INCLUDE_HIP_HIP_RUNTIME_H)")
                    .replace("defined(CURAND_H_)", "defined(HIPRAND_H_)"))
     left = [f.message for f in scan_source(new, "helper_cuda.h") if f.rule == "cuda-header-macro"]
     assert len(left) == 1 and "CUDART_VERSION" in left[0]  # a version: no ROCm name to put there
-    assert port_header_tests(new) == (new, 0)  # a second run changes nothing
+    assert port_source(new) == (new, {})  # a second run changes nothing
 
 
 def test_a_file_that_defines_the_macro_itself_is_left_alone() -> None:
     text = "#define __cuda_cuda_h__ 1\n#ifdef __cuda_cuda_h__\n#endif\n"
-    assert port_header_tests(text) == (text, 0)
-    assert port_header_tests("int x;\n") == ("int x;\n", 0)
+    assert port_source(text) == (text, {})
+    assert port_source("int x;\n") == ("int x;\n", {})
+
+
+def test_register_specifiers_are_dropped_in_code_only() -> None:
+    """HeCBench's s3d: `register double x` is an error for clang under C++17 (a warning for g++)."""
+    text = ("#define FAST register\n"  # a macro's body: not code of this file
+            "// register in a comment\n"
+            "__device__ void f(register const double* p) {\n"
+            "  register\tdouble a = p[0];\n"
+            '  const char* s = "register";\n'
+            "}\n")
+    new, fixes = port_source(text)
+    assert fixes == {"register": 2}
+    assert new == text.replace("(register const", "(const").replace("  register\tdouble", "  double")
+    assert port_source(new) == (new, {})
+
+
+def test_port_source_counts_each_fix() -> None:
+    text = "#ifdef __CUDA_RUNTIME_H__\nregister int i;\n#endif\n"
+    assert port_source(text) == ("#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\nint i;\n#endif\n",
+                                 {"header_tests": 1, "register": 1})
