@@ -55,3 +55,14 @@ def test_port_source_counts_each_fix() -> None:
     text = "#ifdef __CUDA_RUNTIME_H__\nregister int i;\n#endif\n"
     assert port_source(text) == ("#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\nint i;\n#endif\n",
                                  {"header_tests": 1, "register": 1})
+
+
+def test_headers_hipify_leaves_become_hips() -> None:
+    """cuda-samples' vectorAddDrv.cpp: `#include <builtin_types.h>` is left by hipify-perl and not in ROCm."""
+    text = '#include <hip/hip_runtime.h>\n#include <builtin_types.h>\n#  include "texture_types.h"\n' \
+           '// #include <builtin_types.h>\n#include <my_builtin_types.h>\n'
+    new, fixes = port_source(text)
+    assert fixes == {"headers": 2}
+    assert new == ('#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>\n#  include "hip/hip_runtime.h"\n'
+                   '// #include <builtin_types.h>\n#include <my_builtin_types.h>\n')
+    assert port_source(new) == (new, {})
