@@ -328,8 +328,8 @@ RULES: tuple[SourceRule, ...] = (
         "#ifdef HIP_INCLUDE_HIP_HIP_RUNTIME_H\n"
         "inline int pick_device() { return gpuGetMaxGflopsDeviceId(); }\n"
         "#endif\n",
-        "CUDA toolkit headers (include guards); ROCm 5.2 headers /usr/include/hip, hiprand, hipsparse "
-        "(their guards)",
+        "CUDA toolkit headers (include guards); ROCm 5.2 headers /usr/include/hip, hiprand, hipsparse, and "
+        "hipBLAS' hipblas.h, hipFFT's hipfft.h, hipSOLVER's hipsolver.h (their guards)",
     ),
     SourceRule(
         "cuda-arch-device", "`__CUDA_ARCH__` used to detect device code", WARNING,
@@ -580,7 +580,7 @@ API_FAMILIES: tuple[tuple[re.Pattern[str], str, str, str], ...] = (
 )
 
 # Macros only CUDA's headers define (include guards, version macros) -> the macro ROCm's
-# counterpart header defines ("" where there is none to name: a version, or a header not checked).
+# counterpart header defines ("" where there is none to name: a version).
 CUDA_HEADER_MACROS: Mapping[str, str] = MappingProxyType({
     "__CUDA_RUNTIME_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_H",
     "__CUDA_RUNTIME_API_H__": "HIP_INCLUDE_HIP_HIP_RUNTIME_API_H",
@@ -591,8 +591,10 @@ CUDA_HEADER_MACROS: Mapping[str, str] = MappingProxyType({
     "CURAND_H_": "HIPRAND_H_",
     "CUSPARSE_H_": "_HIPSPARSE_H_",
     "CUSPARSEAPI": "_HIPSPARSE_H_",
-    **dict.fromkeys(("CUBLAS_API_H_", "CUBLAS_H_", "CUBLAS_V2_H_", "_CUFFT_H_", "CUFFT_H_", "CUSOLVER_COMMON_H_",
-                     "CUSOLVERDN_H_", "CUDART_VERSION", "__CUDA_API_VERSION", "__CUDART_API_VERSION"), ""),
+    **dict.fromkeys(("CUBLAS_API_H_", "CUBLAS_H_", "CUBLAS_V2_H_"), "HIPBLAS_H"),
+    **dict.fromkeys(("_CUFFT_H_", "CUFFT_H_"), "HIPFFT_H_"),
+    **dict.fromkeys(("CUSOLVER_COMMON_H_", "CUSOLVERDN_H_"), "HIPSOLVER_H"),
+    **dict.fromkeys(("CUDART_VERSION", "__CUDA_API_VERSION", "__CUDART_API_VERSION"), ""),
 })
 
 # CUDA toolkit headers hipify-perl (6.0.2) has no mapping for, whose declarations HIP's runtime
