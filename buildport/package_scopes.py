@@ -25,28 +25,43 @@ import os
 from collections.abc import Sequence
 
 
-def extra_packages(paths: Sequence[str], linked: Sequence[set[str]], finds: Sequence[bool]) -> list[tuple[str, ...]]:
-    """For each of the CMake files ``paths`` (``linked[i]``: the ROCm packages file i links;
-    ``finds[i]``: whether it finds CUDA), the packages other files hand it, sorted (empty for a
-    file that does not find CUDA)."""
-    folders = [os.path.dirname(os.path.abspath(p)) for p in paths]
-    lists = {folder for folder, path in zip(folders, paths) if os.path.basename(path) == "CMakeLists.txt"}
+def extra_packages(paths: Sequence[str], linked: Sequence[set[str]], finds: Sequence[bool]) -> dict[int, tuple[str, ...]]:
+    """For the CMake files ``paths`` (``linked[i]``: the ROCm packages file i links; ``finds[i]``:
+    whether it finds CUDA), the packages other files hand each finder that is handed any (sorted)."""
+    # a finder finds what it links itself
+    linkers = [i for i, packages in enumerate(linked) if packages and not finds[i] and not packages <= _NOTHING]
+    if not linkers or not any(finds):
+        return {}
+    lists: set[str] | None = None  # the folders of the run's CMakeLists.txt, for a module that finds CUDA
     finders: dict[str, list[int]] = {}  # folder a finder counts as being in -> the finders
-    for i, (path, folder) in enumerate(zip(paths, folders)):
-        if finds[i]:
-            home = folder if os.path.basename(path) == "CMakeLists.txt" else _nearest(folder, lists)
-            finders.setdefault(home, []).append(i)
-    handed: list[set[str]] = [set() for _ in paths]
-    for i, packages in enumerate(linked):
-        wanted = packages - {"hip", ""}
-        if not wanted or finds[i]:
-            continue  # it finds its own
-        owners = finders.get(_nearest(folders[i], finders), [])
-        if not owners and os.path.basename(paths[i]) != "CMakeLists.txt":
+    for i in (i for i, found in enumerate(finds) if found):
+        home = _folder(paths[i])
+        if not _is_lists(paths[i]):
+            if lists is None:
+                lists = {_folder(p) for p in paths if _is_lists(p)}
+            home = _nearest(home, lists)
+        finders.setdefault(home, []).append(i)
+    handed: dict[int, set[str]] = {}
+    for i in linkers:
+        owners = finders.get(_nearest(_folder(paths[i]), finders), [])
+        if not owners and not _is_lists(paths[i]):
             owners = [j for group in finders.values() for j in group]
         for j in owners:
-            handed[j] |= wanted
-    return [tuple(sorted(h)) for h in handed]
+            handed.setdefault(j, set()).update(linked[i] - _NOTHING)
+    return {j: tuple(sorted(packages)) for j, packages in handed.items()}
+
+
+#: What no file need be handed: the HIP runtime (every finder finds hip) and no package.
+_NOTHING = frozenset({"hip", ""})
+
+
+def _folder(path: str) -> str:
+    """The file's folder, absolute (as the run names it: a discovered path is already both)."""
+    return os.path.dirname(path if path[:1] == "/" else os.path.abspath(path))
+
+
+def _is_lists(path: str) -> bool:
+    return path.endswith("CMakeLists.txt") and os.path.basename(path) == "CMakeLists.txt"
 
 
 def _nearest(folder: str, among: set[str] | dict[str, list[int]]) -> str:

@@ -457,8 +457,8 @@ def _port_files(
     # reach only find_package(CUDA/CUDAToolkit) rewrites, each reported, and change nothing in a file
     # that links every one of them itself
     again: dict[tuple[str, ...], list[int]] = {}
-    for i, extra in enumerate(extra_packages([o.path for o in run.outcomes], linked, finds)):
-        if extra and not set(extra) <= linked[i] | {"hip", ""}:
+    for i, extra in extra_packages([o.path for o in run.outcomes], linked, finds).items():
+        if not set(extra) <= linked[i]:
             again.setdefault(extra, []).append(i)
     for extra, indices in again.items():
         wider = Options(options.offload_arch, extra)

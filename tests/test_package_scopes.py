@@ -12,7 +12,7 @@ from buildport.runner import port_files
 def _extra(files: dict[str, tuple[set[str], bool]]) -> dict[str, tuple[str, ...]]:
     names = list(files)
     found = extra_packages(["/p/" + n for n in names], [files[n][0] for n in names], [files[n][1] for n in names])
-    return dict(zip(names, found))
+    return {name: found.get(i, ()) for i, name in enumerate(names)}
 
 
 def test_separate_projects_keep_their_packages() -> None:
