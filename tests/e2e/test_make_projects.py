@@ -42,12 +42,14 @@ class Expected:
     # Extra `make` arguments for the nvcc build; {cuda} is the toolkit root, {libs} the directory
     # holding the cuRAND/cuSPARSE wheels' include/ and lib/.
     cuda_make_args: tuple[str, ...] = ()
+    # Device code alone (nvcc -fatbin), which must carry the AMD target too.
+    modules: tuple[str, ...] = ()
 
 
 _BIN = f"bin/{platform.machine()}/linux/release"
 
 EXPECTED = {
-    "make-single-benchmark": Expected(executables=("pathfinder",)),
+    "make-single-benchmark": Expected(executables=("pathfinder",), modules=("pathfinder.fatbin",)),
     "make-samples-template": Expected(
         executables=(
             "Samples/monteCarloPi/monteCarloPi",
@@ -140,7 +142,7 @@ def _smoke_run(workbench: Workbench, project: Path, expected: Expected, env: dic
 
 
 def _assert_offload_arch(project: Path, expected: Expected, arch: str = OFFLOAD_ARCH) -> None:
-    for rel in expected.executables:
+    for rel in expected.executables + expected.modules:
         data = (project / rel).read_bytes()
         assert f"amdgcn-amd-amdhsa--{arch}".encode() in data, f"{rel} carries no {arch} device code"
 
