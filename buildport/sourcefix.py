@@ -12,10 +12,12 @@ preprocessor lines change, never comments or strings.
   no counterpart and are left to the ``cuda-header-macro`` finding. Only names in
   ``#if``/``#ifdef``/``#ifndef``/``#elif`` lines change, and not in a file that
   defines the macro itself.
-* ``headers``: CUDA headers hipify has no mapping for and whose declarations
-  HIP's runtime header holds (``#include <builtin_types.h>``, which cuda-samples'
-  driver-API programs include: :data:`~buildport.rules.source_rules.UNMAPPED_HEADERS`)
-  include that header instead.
+* ``headers``: a header included by a name ROCm does not install
+  (:data:`~buildport.rules.source_rules.HEADER_RENAMES`): a CUDA header hipify
+  has no mapping for and whose declarations HIP's runtime header holds
+  (``<builtin_types.h>``, which cuda-samples' driver-API programs include), and
+  ``<hiprtc.h>``, which hipify writes for ``<nvrtc.h>`` and ROCm installs as
+  ``<hip/hiprtc.h>``.
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -25,13 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from buildport.rules.source_rules import CUDA_HEADER_MACROS, UNMAPPED_HEADERS
+from buildport.rules.source_rules import CUDA_HEADER_MACROS, HEADER_RENAMES
 from buildport.sourcelex import HEADER, IDENT, Lexed, lex
 
 #: Fix id → what it did, as MIGRATION.md says it (after the count).
 FIXES: dict[str, str] = {
     "header_tests": "tests of CUDA header macros made tests of ROCm's (`#ifdef __CUDA_RUNTIME_H__`)",
-    "headers": "includes of CUDA headers hipify leaves made includes of HIP's (`<builtin_types.h>`)",
+    "headers": "includes of headers ROCm does not install made includes of those it does (`<builtin_types.h>`)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
 }
 
@@ -82,7 +84,7 @@ def _headers(text: str, lexed: Lexed) -> list[Edit]:
     for directive in lexed.directives:
         tokens = directive.tokens
         if directive.name == "include" and tokens.kinds[:1] == [HEADER]:
-            instead = UNMAPPED_HEADERS.get(tokens.texts[0][1:-1])
+            instead = HEADER_RENAMES.get(tokens.texts[0][1:-1])
             if instead is not None:
                 edits.append((tokens.starts[0] + 1, len(tokens.texts[0]) - 2, instead))
     return edits
@@ -103,7 +105,7 @@ def _registers(text: str, lexed: Lexed) -> list[Edit]:
 
 _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bool]]] = {
     "header_tests": (_header_tests, _header_hint),
-    "headers": (_headers, lambda text: any(name in text for name in UNMAPPED_HEADERS)),
+    "headers": (_headers, lambda text: any(name in text for name in HEADER_RENAMES)),
     "register": (_registers, lambda text: "register" in text),
 }
 assert set(_FINDERS) == set(FIXES)

@@ -57,6 +57,11 @@ def test_port_source_counts_each_fix() -> None:
                                  {"header_tests": 1, "register": 1})
 
 
+def test_hiprtc_is_included_where_rocm_installs_it() -> None:
+    """hipify-perl writes <hiprtc.h> for <nvrtc.h> (cuda-samples' nvrtc_helper.h); ROCm has <hip/hiprtc.h>."""
+    assert port_source("#include <hiprtc.h>\n") == ("#include <hip/hiprtc.h>\n", {"headers": 1})
+
+
 def test_headers_hipify_leaves_become_hips() -> None:
     """cuda-samples' vectorAddDrv.cpp: `#include <builtin_types.h>` is left by hipify-perl and not in ROCm."""
     text = '#include <hip/hip_runtime.h>\n#include <builtin_types.h>\n#  include "texture_types.h"\n' \

@@ -597,12 +597,16 @@ CUDA_HEADER_MACROS: Mapping[str, str] = MappingProxyType({
     **dict.fromkeys(("CUDART_VERSION", "__CUDA_API_VERSION", "__CUDART_API_VERSION"), ""),
 })
 
-# CUDA toolkit headers hipify-perl (6.0.2) has no mapping for, whose declarations HIP's runtime
-# header holds (builtin_types.h gathers the device, driver, surface, texture and vector types):
-# migrate includes that header instead (buildport.sourcefix).
-UNMAPPED_HEADERS: Mapping[str, str] = MappingProxyType(dict.fromkeys(
-    ("builtin_types.h", "device_types.h", "surface_types.h", "texture_types.h", "host_defines.h"),
-    "hip/hip_runtime.h"))
+# Headers a hipified source includes by a name ROCm does not install, and the one it does
+# (buildport.sourcefix): CUDA toolkit headers hipify-perl (6.0.2) has no mapping for, whose
+# declarations HIP's runtime header holds (builtin_types.h gathers the device, driver, surface,
+# texture and vector types), and hipRTC's header, which hipify writes bare but ROCm installs
+# under hip/ (5.2 and 6.x alike).
+HEADER_RENAMES: Mapping[str, str] = MappingProxyType({
+    **dict.fromkeys(("builtin_types.h", "device_types.h", "surface_types.h", "texture_types.h", "host_defines.h"),
+                    "hip/hip_runtime.h"),
+    "hiprtc.h": "hip/hiprtc.h",
+})
 
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
