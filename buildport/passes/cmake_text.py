@@ -154,7 +154,7 @@ def _compiler_runs(args: list[Leaf]) -> list[tuple[Leaf, list[Leaf]]]:
     runs: list[tuple[Leaf, list[Leaf]]] = []
     i = 0
     while i < len(args):
-        if args[i].value != "COMMAND" or i + 1 >= len(args) or args[i + 1].value not in _CUDA_COMPILERS:
+        if args[i].value != "COMMAND" or i + 1 >= len(args) or value_of(args[i + 1].value) not in _CUDA_COMPILERS:
             i += 1
             continue
         j = i + 2
