@@ -44,6 +44,8 @@ class Change:
     hipify: HipifyResult | None = None
     #: What buildport.sourcefix changed in a source after hipify: fix id → how many.
     fixes: dict[str, int] = field(default_factory=dict)
+    #: The name the source had before ``--rename-sources hip`` (``path`` is the new one).
+    renamed_from: Path | None = None
 
 
 @dataclass(slots=True)
@@ -59,6 +61,12 @@ class Plan:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     hipify_failures: list[tuple[str, str]] = field(default_factory=list)
     engine: str = ""
+    #: Sources written under a new name by --rename-sources hip (no longer in ``changes``: written already).
+    renamed: list[Change] = field(default_factory=list)
+
+    def reported(self) -> list[Change]:
+        """Every file the migration changed or renamed, in path order: what the reports list."""
+        return sorted(self.changes + self.renamed, key=lambda c: self.relative(c.path))
 
     def relative(self, path: Path) -> str:
         try:
@@ -209,11 +217,12 @@ def apply(plan: Plan) -> None:
 def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     """MIGRATION.md (for people) and migration.json (for tools)."""
     changed = [{"path": plan.relative(c.path), "kind": c.kind,
+                "renamed_from": None if c.renamed_from is None else plan.relative(c.renamed_from),
                 "hipify": None if c.hipify is None else {
                     "converted": c.hipify.converted, "unconverted": c.hipify.unconverted,
                     "warnings": c.hipify.warnings},
                 "fixes": c.fixes}
-               for c in sorted(plan.changes, key=lambda c: plan.relative(c.path))]
+               for c in plan.reported()]
     def entry(f: Finding) -> dict[str, object]:
         return {"path": f.path, "line": f.line, "col": f.col, "rule": f.rule, "severity": str(f.severity),
                 "message": f.message.split("\n")[0].split(". ")[0], "suggestion": f.suggestion}
@@ -235,9 +244,11 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     }
     lines = ["# Migration to HIP", "", f"Engine: `{plan.engine}`. AMD targets: `{arch}`.", "",
              f"## Files changed ({len(changed)})", ""]
-    for c in sorted(plan.changes, key=lambda c: plan.relative(c.path)):
+    for c in plan.reported():
         h = c.hipify
         extra = f" — hipify: {h.converted} converted, {len(h.warnings)} warnings" if h is not None else ""
+        if c.renamed_from is not None:
+            extra = f", renamed from `{plan.relative(c.renamed_from)}`" + extra
         for fix, count in c.fixes.items():
             extra += f"{';' if extra else ' —'} {count} {FIXES[fix]}"
         lines.append(f"- `{plan.relative(c.path)}` ({c.kind}){extra}")
@@ -337,6 +348,9 @@ def apply_renames(plan: Plan, mapping: dict[Path, Path]) -> None:
         change = changed.get(old.resolve())
         text = change.new_text if change is not None else read_source(old).text
         _write_new(new, text, old.stat().st_mode & 0o7777)
+        source = change.source if change is not None else read_source(old)
         old.unlink()
         if change is not None:
-            plan.changes.remove(change)
+            plan.changes.remove(change)  # written: apply() must not write it again
+        plan.renamed.append(Change(new, source, text, "source", change.hipify if change else None,
+                                   change.fixes if change else {}, renamed_from=old))

@@ -137,13 +137,14 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
 
 
 def _summary(plan: Plan, target: Path, verbose: bool) -> None:
-    sources = sum(1 for c in plan.changes if c.kind == "source")
-    hipified = sum(1 for c in plan.changes if c.hipify is not None)
-    builds = len(plan.changes) - sources
+    reported = plan.reported()
+    sources = sum(1 for c in reported if c.kind == "source")
+    hipified = sum(1 for c in reported if c.hipify is not None)
+    builds = len(reported) - sources
     human = [f for f in plan.findings if f.severity >= Severity.WARNING]
     count = len(plan.sources.outside)
     away = f", {count} outside {'path' if count == 1 else 'paths'} left alone" if count else ""
-    fixes = sum(sum(c.fixes.values()) for c in plan.changes)
+    fixes = sum(sum(c.fixes.values()) for c in reported)
     fixed = f", {fixes} leftovers of hipify fixed" if fixes else ""
     click.echo(f"{target}: {hipified} sources hipified{fixed}, {builds} build files rewritten, "
                f"{len(human)} findings need a person{away} (see MIGRATION.md)")

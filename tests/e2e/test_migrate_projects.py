@@ -385,6 +385,26 @@ def test_migrated_project_builds_with_rocm(name: str, tmp_path: Path, workbench:
     _build_port(workbench, project, ported, tmp_path)
 
 
+def test_renamed_sources_build_and_are_reported(tmp_path: Path, workbench: Workbench) -> None:
+    """--rename-sources hip: the .hip files build (the module's custom command included), and the reports
+    list each one with its old name and hipify's statistics (they were left out of both)."""
+    source = _copy_project("cmake-samples", tmp_path / "source")
+    ported = tmp_path / "ported"
+    _migrate(workbench, source, "--out", ported, "--rename-sources", "hip")
+    renamed = ["Samples/mergeHost/scale", "Samples/moduleBuild/scale_kernel", "Samples/randomFill/randomFill",
+               "Samples/vectorAdd/vectorAdd"]
+    assert all((ported / f"{rel}.hip").is_file() and not (ported / f"{rel}.cu").exists() for rel in renamed)
+    changed = {c["path"]: c for c in json.loads((ported / "migration.json").read_text())["changed"]}
+    for rel in renamed:
+        assert changed[f"{rel}.hip"]["renamed_from"] == f"{rel}.cu", rel
+    assert changed["Samples/vectorAdd/vectorAdd.hip"]["hipify"]["converted"] > 0
+    assert "`Samples/vectorAdd/vectorAdd.hip` (source), renamed from `Samples/vectorAdd/vectorAdd.cu` — hipify:" in (
+        ported / "MIGRATION.md").read_text()
+    build = tmp_path / "build-rocm"
+    workbench.cmake_rocm(ported, build)
+    _assert_offload_arch(build, PROJECTS["cmake-samples"].with_device_code)
+
+
 @pytest.mark.parametrize("name", PROJECT_NAMES)
 def test_second_migration_changes_nothing(name: str, tmp_path: Path, workbench: Workbench) -> None:
     source = _copy_project(name, tmp_path / "source")
