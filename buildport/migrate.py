@@ -153,7 +153,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
-        text, fixes = port_source(text)  # what hipify leaves: #ifdef __CUDA_RUNTIME_H__, register
+        text, fixes = port_source(text, str(path))  # what hipify leaves: #ifdef __CUDA_RUNTIME_H__, register
         if converted or fixes:
             plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
         plan.findings.extend(

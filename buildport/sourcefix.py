@@ -18,6 +18,13 @@ preprocessor lines change, never comments or strings.
   (``<builtin_types.h>``, which cuda-samples' driver-API programs include), and
   ``<hiprtc.h>``, which hipify writes for ``<nvrtc.h>`` and ROCm installs as
   ``<hip/hiprtc.h>``.
+* ``runtime_include``: nvcc includes the CUDA runtime's header in every ``.cu``
+  file by itself, and hipify adds ``#include "hip/hip_runtime.h"`` only to the
+  files it changes; a kernel file that calls no API (``__global__``,
+  ``threadIdx`` and nothing else) then fails under clang with ``unknown type
+  name '__global__'`` unless clang's own wrapper brings the header in (Debian's
+  ROCm 5.2 does not). A ``.cu`` file that includes no ``hip_runtime.h`` gets the
+  line hipify writes, at its top.
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -34,6 +41,7 @@ from buildport.sourcelex import HEADER, IDENT, Lexed, lex
 FIXES: dict[str, str] = {
     "header_tests": "tests of CUDA header macros made tests of ROCm's (`#ifdef __CUDA_RUNTIME_H__`)",
     "headers": "includes of headers ROCm does not install made includes of those it does (`<builtin_types.h>`)",
+    "runtime_include": "`#include \"hip/hip_runtime.h\"` added (nvcc includes the runtime in a .cu file itself)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
 }
 
@@ -44,9 +52,12 @@ _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 Edit = tuple[int, int, str]
 
 
-def port_source(text: str) -> tuple[str, dict[str, int]]:
-    """``text`` with every fix of :data:`FIXES` made, and how many of each (only those made)."""
+def port_source(text: str, path: str = "") -> tuple[str, dict[str, int]]:
+    """``text`` (of the file ``path``, whose suffix some fixes look at) with every fix of :data:`FIXES`
+    made, and how many of each (only those made)."""
     wanted = [(name, finder) for name, (finder, hint) in _FINDERS.items() if hint(text)]
+    if path.endswith(".cu"):
+        wanted.append(("runtime_include", _runtime_include))
     if not wanted:
         return text, {}
     lexed = lex(text)
@@ -90,6 +101,14 @@ def _headers(text: str, lexed: Lexed) -> list[Edit]:
     return edits
 
 
+def _runtime_include(text: str, lexed: Lexed) -> list[Edit]:
+    """The include hipify writes, as the first line (after a byte-order mark), in the file's line endings."""
+    if any(d.name == "include" and "hip_runtime.h" in "".join(d.tokens.texts) for d in lexed.directives):
+        return []
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return [(1 if text.startswith("\ufeff") else 0, 0, f'#include "hip/hip_runtime.h"{newline}')]
+
+
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``register`` keyword of the code, with the blanks after it."""
     code = lexed.code
@@ -108,7 +127,7 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "headers": (_headers, lambda text: any(name in text for name in HEADER_RENAMES)),
     "register": (_registers, lambda text: "register" in text),
 }
-assert set(_FINDERS) == set(FIXES)
+assert set(_FINDERS) | {"runtime_include"} == set(FIXES)
 
 
 def _applied(text: str, edits: list[Edit]) -> str:

@@ -71,3 +71,15 @@ def test_headers_hipify_leaves_become_hips() -> None:
     assert new == ('#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>\n#  include "hip/hip_runtime.h"\n'
                    '// #include <builtin_types.h>\n#include <my_builtin_types.h>\n')
     assert port_source(new) == (new, {})
+
+
+def test_a_kernel_file_without_the_runtime_header_gets_it() -> None:
+    """nvcc includes cuda_runtime.h in every .cu file; hipify adds hip_runtime.h only where it converts."""
+    kernel = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n'
+    assert port_source(kernel, "k.cu") == ('#include "hip/hip_runtime.h"\n' + kernel, {"runtime_include": 1})
+    assert port_source(kernel, "k.cpp") == (kernel, {})  # not a CUDA source: nvcc did not compile it so
+    crlf = "\ufeff// kernels\r\n__global__ void k() {}\r\n"
+    assert port_source(crlf, "k.cu")[0] == '\ufeff#include "hip/hip_runtime.h"\r\n// kernels\r\n__global__ void k() {}\r\n'
+    included = '#include <hip/hip_runtime.h>\n' + kernel
+    assert port_source(included, "k.cu") == (included, {})
+    assert port_source('// not hip_runtime.h itself\n' + kernel, "k.cu")[1] == {"runtime_include": 1}
