@@ -80,8 +80,9 @@ class Flags:
                 continue  # a flag variable or an nvcc-only spelling would be a trigger word
             leaves = [leaf for leaf in flag_arguments(command, ctx.facts.hip_targets) if leaf.type != "BRACKET_ARG"]
             if leaves:
+                before = [ctx.edits.text_of(leaf) for leaf in leaves]
                 translate_leaves(ctx, leaves)
-                if _emptied(ctx, command):
+                if before != [ctx.edits.text_of(leaf) for leaf in leaves] and _emptied(ctx, command):
                     ctx.edits.remove_command(command)  # set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS}") would be left
 
 
