@@ -275,7 +275,8 @@ def _link_commands(ctx: Context, target: str) -> list[Command]:
 
 
 def _only_cuda_sources(ctx: Context, target: str) -> bool:
-    """Whether every source this file gives ``target`` is a CUDA source (a HIP target has HIP's headers)."""
+    """Whether this file gives ``target`` sources and every one is a CUDA source (a HIP target has HIP's
+    headers; an INTERFACE library's consumers may be C++)."""
     found = False
     for command in ctx.commands():
         if command.identifier not in TARGET_COMMANDS and command.identifier != "target_sources":
@@ -283,8 +284,8 @@ def _only_cuda_sources(ctx: Context, target: str) -> bool:
         name, sources = target_sources(command)
         if name is None or name.value != target:
             continue
-        found = True
         for source in sources:
+            found = True
             values = expand(ctx, source.value)
             if not values or not all(is_cuda_source(v) for v in values):
                 return False
