@@ -232,6 +232,8 @@ class HostHeaders:
             if command.identifier != "target_include_directories" or len(args) < 2:
                 continue
             target = args[0].value
+            if "::" in target:
+                continue  # an imported target a find module defines (a copy of FindCUDAToolkit.cmake's CUDA::x)
             scope = _cuda_include_scope(args[1:])
             if scope is None or target in done or _links_host(ctx, target) or _only_cuda_sources(ctx, target):
                 continue
