@@ -25,6 +25,10 @@ preprocessor lines change, never comments or strings.
   name '__global__'`` unless clang's own wrapper brings the header in (Debian's
   ROCm 5.2 does not). A ``.cu`` file that includes no ``hip_runtime.h`` gets the
   line hipify writes, at its top.
+* ``callback_macro``: ``CUDART_CB`` / ``CUDA_CB`` mark a stream callback's
+  calling convention (empty except on Windows); hipify leaves them and HIP has
+  none, so ``void CUDART_CB done(...)`` does not compile. They are dropped,
+  except in a file that defines them itself.
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -42,6 +46,7 @@ FIXES: dict[str, str] = {
     "header_tests": "tests of CUDA header macros made tests of ROCm's (`#ifdef __CUDA_RUNTIME_H__`)",
     "headers": "includes of headers ROCm does not install made includes of those it does (`<builtin_types.h>`)",
     "runtime_include": "`#include \"hip/hip_runtime.h\"` added (nvcc includes the runtime in a .cu file itself)",
+    "callback_macro": "`CUDART_CB` dropped (a callback's calling convention; HIP has none)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
 }
 
@@ -111,10 +116,24 @@ def _runtime_include(text: str, lexed: Lexed) -> list[Edit]:
 
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``register`` keyword of the code, with the blanks after it."""
+    return _dropped(text, lexed, frozenset({"register"}))
+
+
+def _callback_macros(text: str, lexed: Lexed) -> list[Edit]:
+    """Each ``CUDART_CB`` / ``CUDA_CB`` of the code, with the blanks after it, unless the file defines it."""
+    defined = {d.tokens.texts[0] for d in lexed.directives if d.name == "define" and d.tokens.texts}
+    return _dropped(text, lexed, _CALLBACK_MACROS - defined)
+
+
+_CALLBACK_MACROS = frozenset({"CUDART_CB", "CUDA_CB"})
+
+
+def _dropped(text: str, lexed: Lexed, words: frozenset[str]) -> list[Edit]:
+    """Each identifier of the code among ``words``, removed with the blanks after it."""
     code = lexed.code
     edits: list[Edit] = []
     for kind, word, start in zip(code.kinds, code.texts, code.starts):
-        if kind == IDENT and word == "register":
+        if kind == IDENT and word in words:
             end = start + len(word)
             while end < len(text) and text[end] in " \t":
                 end += 1
@@ -125,6 +144,7 @@ def _registers(text: str, lexed: Lexed) -> list[Edit]:
 _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bool]]] = {
     "header_tests": (_header_tests, _header_hint),
     "headers": (_headers, lambda text: any(name in text for name in HEADER_RENAMES)),
+    "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
 }
 assert set(_FINDERS) | {"runtime_include"} == set(FIXES)

@@ -83,3 +83,11 @@ def test_a_kernel_file_without_the_runtime_header_gets_it() -> None:
     included = '#include <hip/hip_runtime.h>\n' + kernel
     assert port_source(included, "k.cu") == (included, {})
     assert port_source('// not hip_runtime.h itself\n' + kernel, "k.cu")[1] == {"runtime_include": 1}
+
+
+def test_callback_calling_convention_macros_are_dropped_unless_defined_here() -> None:
+    """cuda-samples' simpleCallback: `void CUDART_CB myStreamCallback(...)` after hipify has no macro to expand."""
+    text = "void CUDART_CB done(hipStream_t s, hipError_t e, void* d);\n"
+    assert port_source(text) == ("void done(hipStream_t s, hipError_t e, void* d);\n", {"callback_macro": 1})
+    own = "#define CUDA_CB\ntypedef void(CUDA_CB *cb_t)(void*);\n"  # a stand-in for cuda.h defines its own
+    assert port_source(own) == (own, {})
