@@ -346,9 +346,9 @@ def apply_renames(plan: Plan, mapping: dict[Path, Path]) -> None:
                 plan.changes.append(Change(build, source, text, "cmake" if is_cmake_file(build.name) else "make"))
     for old, new in mapping.items():
         change = changed.get(old.resolve())
-        text = change.new_text if change is not None else read_source(old).text
-        _write_new(new, text, old.stat().st_mode & 0o7777)
         source = change.source if change is not None else read_source(old)
+        text = change.new_text if change is not None else source.text
+        _write_new(new, text, old.stat().st_mode & 0o7777)
         old.unlink()
         if change is not None:
             plan.changes.remove(change)  # written: apply() must not write it again
