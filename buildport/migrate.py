@@ -20,7 +20,10 @@ from typing import Callable
 from buildport.findings import Finding, Severity
 from buildport.hipify import HipifyResult, find_engine, run_engine
 from buildport.options import Options
-from buildport.runner import discover, included_makefiles, is_cmake_file, is_make_file, port_files
+from buildport.result import Result
+from buildport.runner import (
+    FileOutcome, discover, included_makefiles, is_cmake_file, is_make_file, port_files,
+)
 from buildport.sourcescan import scan_source
 from buildport.sourcefix import FIXES, port_source
 from buildport.sources import (
@@ -112,6 +115,12 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     # an included file outside the project (rodinia's ../../common/make.config) is read for what it
     # defines, but neither ported nor written: it is listed with the files outside the project
     beyond = [p for p in included if not inside(p, root)]
+    # a copy (--out) is read where its original lies: an include that leaves the project finds its file there
+    originals: dict[Path, Path] = {}
+    if original is not None:
+        originals = {p: original / p.relative_to(root) for p in make_files}
+        found = included_makefiles([str(o) for o in originals.values()])
+        beyond += [Path(p) for p in found if not inside(Path(p), original)]
     plan.build_files = [p for p in cmake_files + make_files if not _link_out(p, root, plan)]
     for path in plan.build_files:
         (cmake_sources if is_cmake_file(path.name) else make_sources)(path, root, plan.sources)
@@ -119,8 +128,19 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")))]
     plan.unreferenced = unreferenced(root, plan.sources, every)
     _plan_sources(plan, engine, jobs, progress)
-    _plan_build(plan, options, cmake_files, make_files, beyond)
+    _plan_build(plan, options, cmake_files, make_files, beyond, originals)
     return plan
+
+
+def _in_copy(outcome: FileOutcome, copy: str) -> FileOutcome:
+    """The outcome of porting an original, as that of its copy (which must hold the same bytes)."""
+    source = read_source(copy)
+    assert outcome.source is not None and outcome.result is not None
+    if source.digest != outcome.source.digest:
+        raise MigrationError(f"{copy}: differs from {outcome.path}, which it was copied from")
+    result = outcome.result
+    moved = Result(copy, source.text, result.text, result.findings, result.packages, regions=result.regions)
+    return FileOutcome(copy, source=source, result=moved)
 
 
 def _link_out(path: Path, root: Path, plan: Plan) -> bool:
@@ -180,18 +200,26 @@ def _only_adds_include(old: str, new: str) -> bool:
 
 
 def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_files: list[Path],
-                beyond: list[Path] | None = None) -> None:
+                beyond: list[Path] | None = None, originals: dict[Path, Path] | None = None) -> None:
+    """Port the build files. ``beyond``: Makefiles outside the project that its Makefiles include, read for
+    what they define; ``originals``: for a copy, where each Makefile's original lies (read there, so that
+    its includes resolve as they do for the original; the copy holds the same bytes)."""
     for kind, files in (("cmake", cmake_files), ("make", make_files)):
         names = [str(p) for p in files if p in plan.build_files]
         if not names:
             continue
         foreign = {os.path.normpath(p) for p in beyond or []} if kind == "make" else set()
-        run = port_files(names + sorted(foreign), options, None, kind)  # what those define, for the others
+        to_original = {n: str(originals[Path(n)]) for n in names} if kind == "make" and originals else {}
+        copies = {o: n for n, o in to_original.items()}
+        read = [to_original[n] for n in names] if to_original else names
+        run = port_files(read + sorted(foreign), options, None, kind)  # what those define, for the others
         for outcome in run.outcomes:
             if outcome.path in foreign:
                 continue  # not the project's: listed, not ported
             if outcome.error:
                 raise MigrationError(outcome.error)
+            if outcome.path in copies:
+                outcome = _in_copy(outcome, copies[outcome.path])
             assert outcome.result is not None and outcome.source is not None
             relative = plan.relative(Path(outcome.path))
             plan.findings.extend(

@@ -25,7 +25,9 @@ import os
 from collections.abc import Sequence
 
 
-def extra_packages(paths: Sequence[str], linked: Sequence[set[str]], finds: Sequence[bool]) -> dict[int, tuple[str, ...]]:
+def extra_packages(
+    paths: Sequence[str], linked: Sequence[set[str]], finds: Sequence[bool],
+) -> dict[int, tuple[str, ...]]:
     """For the CMake files ``paths`` (``linked[i]``: the ROCm packages file i links; ``finds[i]``:
     whether it finds CUDA), the packages other files hand each finder that is handed any (sorted)."""
     # a finder finds what it links itself

@@ -145,3 +145,25 @@ def test_a_source_named_through_the_current_directory_is_found_from_a_relative_r
     found = SourceSet()
     cmake_sources(Path("samples/module/CMakeLists.txt"), Path("samples"), found)
     assert {p.name for p in found.all} == {"kernel.cu", "other.cu"}
+
+
+def test_a_copy_reads_the_makefile_its_original_includes_from_outside(tmp_path: Path) -> None:
+    """With --out the copy's `include ../../common/make.config` leads nowhere; the Makefile is read where its
+    original lies, so make.config still makes CUDA_CC nvcc (its -G was left as an nvcc flag before)."""
+    if shutil.which("hipify-perl") is None:
+        pytest.fail("hipify-perl is needed (installed by .ci/setup.sh)")
+    common, app = tmp_path / "suite" / "common", tmp_path / "suite" / "cuda" / "app"
+    common.mkdir(parents=True)
+    app.mkdir(parents=True)
+    config = "CUDA_CC := /usr/local/cuda/bin/nvcc\n"
+    (common / "make.config").write_text(config)
+    makefile = ("include ../../common/make.config\nGPU_FLAGS := -O2 -G\n"
+                "app: main.cu\n\t$(CUDA_CC) $(GPU_FLAGS) main.cu -o app\n")
+    (app / "Makefile").write_text(makefile)
+    (app / "main.cu").write_text("__global__ void k() {}\nint main() {}\n")
+    out = tmp_path / "elsewhere" / "app-hip"
+    done = CliRunner().invoke(main, ["migrate", str(app), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "GPU_FLAGS := -O2 -g -O0\n" in (out / "Makefile").read_text()
+    assert (app / "Makefile").read_text() == makefile and (common / "make.config").read_text() == config
+    assert not (tmp_path / "elsewhere" / "common").exists()

@@ -79,7 +79,8 @@ def test_a_kernel_file_without_the_runtime_header_gets_it() -> None:
     assert port_source(kernel, "k.cu") == ('#include "hip/hip_runtime.h"\n' + kernel, {"runtime_include": 1})
     assert port_source(kernel, "k.cpp") == (kernel, {})  # not a CUDA source: nvcc did not compile it so
     crlf = "\ufeff// kernels\r\n__global__ void k() {}\r\n"
-    assert port_source(crlf, "k.cu")[0] == '\ufeff#include "hip/hip_runtime.h"\r\n// kernels\r\n__global__ void k() {}\r\n'
+    assert port_source(crlf, "k.cu")[0] == ('\ufeff#include "hip/hip_runtime.h"\r\n'
+                                           "// kernels\r\n__global__ void k() {}\r\n")
     included = '#include <hip/hip_runtime.h>\n' + kernel
     assert port_source(included, "k.cu") == (included, {})
     assert port_source('// not hip_runtime.h itself\n' + kernel, "k.cu")[1] == {"runtime_include": 1}
