@@ -106,23 +106,32 @@ def test_migrate_reports_what_it_leaves_outside(suite: Path, tmp_path: Path, mod
     assert not (tmp_path / "elsewhere" / "shared").exists()
 
 
-def test_a_makefile_included_from_outside_is_read_for_its_facts_and_left_as_it_is(tmp_path: Path) -> None:
-    """rodinia's benchmarks include ../../common/make.config: migrating one benchmark must not write it
-    (it refused the whole migration), and what it defines still counts for the benchmark's Makefile."""
+CONFIG = "CUDA_CC := /usr/local/cuda/bin/nvcc\n"
+BENCHMARK = ("include ../../common/make.config\nGPU_FLAGS := -O2 -G\n"
+             "app: main.cu\n\t$(CUDA_CC) $(GPU_FLAGS) main.cu -o app\n")
+
+
+def _benchmark_with_a_shared_config(tmp_path: Path) -> tuple[Path, Path]:
+    """rodinia's layout: suite/cuda/app includes suite/common/make.config. Returns (common, app)."""
     if shutil.which("hipify-perl") is None:
         pytest.fail("hipify-perl is needed (installed by .ci/setup.sh)")
     common, app = tmp_path / "suite" / "common", tmp_path / "suite" / "cuda" / "app"
     common.mkdir(parents=True)
     app.mkdir(parents=True)
-    config = "CUDA_CC := /usr/local/cuda/bin/nvcc\n"
-    (common / "make.config").write_text(config)
-    (app / "Makefile").write_text("include ../../common/make.config\nGPU_FLAGS := -O2 -G\n"
-                                  "app: main.cu\n\t$(CUDA_CC) $(GPU_FLAGS) main.cu -o app\n")
+    (common / "make.config").write_text(CONFIG)
+    (app / "Makefile").write_text(BENCHMARK)
     (app / "main.cu").write_text("__global__ void k() {}\nint main() {}\n")
+    return common, app
+
+
+def test_a_makefile_included_from_outside_is_read_for_its_facts_and_left_as_it_is(tmp_path: Path) -> None:
+    """rodinia's benchmarks include ../../common/make.config: migrating one benchmark must not write it
+    (it refused the whole migration), and what it defines still counts for the benchmark's Makefile."""
+    common, app = _benchmark_with_a_shared_config(tmp_path)
     done = CliRunner().invoke(main, ["migrate", str(app), "--in-place"])
     assert done.exit_code == 0, done.output
     assert "1 outside path left alone" in done.output
-    assert (common / "make.config").read_text() == config  # not the project's: not written
+    assert (common / "make.config").read_text() == CONFIG  # not the project's: not written
     # make.config makes CUDA_CC nvcc, so -G in the flags the recipe gives it is an nvcc flag
     assert "GPU_FLAGS := -O2 -g -O0\n" in (app / "Makefile").read_text()
     report = json.loads((app / "migration.json").read_text())
@@ -150,20 +159,10 @@ def test_a_source_named_through_the_current_directory_is_found_from_a_relative_r
 def test_a_copy_reads_the_makefile_its_original_includes_from_outside(tmp_path: Path) -> None:
     """With --out the copy's `include ../../common/make.config` leads nowhere; the Makefile is read where its
     original lies, so make.config still makes CUDA_CC nvcc (its -G was left as an nvcc flag before)."""
-    if shutil.which("hipify-perl") is None:
-        pytest.fail("hipify-perl is needed (installed by .ci/setup.sh)")
-    common, app = tmp_path / "suite" / "common", tmp_path / "suite" / "cuda" / "app"
-    common.mkdir(parents=True)
-    app.mkdir(parents=True)
-    config = "CUDA_CC := /usr/local/cuda/bin/nvcc\n"
-    (common / "make.config").write_text(config)
-    makefile = ("include ../../common/make.config\nGPU_FLAGS := -O2 -G\n"
-                "app: main.cu\n\t$(CUDA_CC) $(GPU_FLAGS) main.cu -o app\n")
-    (app / "Makefile").write_text(makefile)
-    (app / "main.cu").write_text("__global__ void k() {}\nint main() {}\n")
+    common, app = _benchmark_with_a_shared_config(tmp_path)
     out = tmp_path / "elsewhere" / "app-hip"
     done = CliRunner().invoke(main, ["migrate", str(app), "--out", str(out)])
     assert done.exit_code == 0, done.output
     assert "GPU_FLAGS := -O2 -g -O0\n" in (out / "Makefile").read_text()
-    assert (app / "Makefile").read_text() == makefile and (common / "make.config").read_text() == config
+    assert (app / "Makefile").read_text() == BENCHMARK and (common / "make.config").read_text() == CONFIG
     assert not (tmp_path / "elsewhere" / "common").exists()
