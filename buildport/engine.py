@@ -23,6 +23,7 @@ from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
+from buildport.textio import spliced
 
 if TYPE_CHECKING:  # the make parser loads with the first Makefile
     from buildport.syntax.make import MakeFile
@@ -104,7 +105,7 @@ def port_make(
     make.port_lines(ctx)
     make.report_platform(ctx)
     merged = _merged(ctx.edits) if ctx.edits else []
-    new = _applied(text, merged) if merged else text
+    new = spliced(text, merged) if merged else text
     head = make.prelude(ctx, new) if new != text else ""  # an unchanged file needs no toolchain variables
     if head:
         origin, after_root = make.prelude_offset(tree)
@@ -159,7 +160,7 @@ def _shifted(offset: int, merged: list[tuple[int, int, str]]) -> int:
 
 def apply_spans(text: str, edits: dict[tuple[int, int], str]) -> str:
     """Apply (start, end) → text edits; overlapping edits are a bug."""
-    return _applied(text, _merged(edits))
+    return spliced(text, _merged(edits))
 
 
 def _merged(edits: dict[tuple[int, int], str]) -> list[tuple[int, int, str]]:
@@ -174,16 +175,6 @@ def _merged(edits: dict[tuple[int, int], str]) -> list[tuple[int, int, str]]:
             continue
         merged.append((start, end, new))
     return merged
-
-
-def _applied(text: str, merged: list[tuple[int, int, str]]) -> str:
-    pieces: list[str] = []
-    at = 0
-    for start, end, new in merged:  # one join: slicing the whole text once per edit is quadratic
-        pieces += (text[at:start], new)
-        at = end
-    pieces.append(text[at:])
-    return "".join(pieces)
 
 
 def _regions(merged: list[tuple[int, int, str]]) -> list[Region]:

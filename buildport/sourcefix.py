@@ -39,7 +39,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from buildport.rules.source_rules import CUDA_HEADER_MACROS, HEADER_RENAMES
-from buildport.sourcelex import HEADER, IDENT, Lexed, lex
+from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, Lexed, lex
+from buildport.textio import spliced
 
 #: Fix id → what it did, as MIGRATION.md says it (after the count).
 FIXES: dict[str, str] = {
@@ -50,10 +51,9 @@ FIXES: dict[str, str] = {
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
 }
 
-_CONDITIONALS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"))
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
-#: An edit: where it starts in the text, how many characters it replaces, and with what.
+#: An edit: where it starts in the text, where it ends, and what replaces that.
 Edit = tuple[int, int, str]
 
 
@@ -73,7 +73,7 @@ def port_source(text: str, path: str = "") -> tuple[str, dict[str, int]]:
         if found:
             counts[name] = len(found)
             edits += found
-    return _applied(text, sorted(edits)), counts
+    return spliced(text, sorted(edits)), counts
 
 
 def _header_hint(text: str) -> bool:
@@ -81,16 +81,16 @@ def _header_hint(text: str) -> bool:
 
 
 def _header_tests(text: str, lexed: Lexed) -> list[Edit]:
-    defined = {d.tokens.texts[0] for d in lexed.directives if d.name == "define" and d.tokens.texts}
+    defined = lexed.defined()
     edits: list[Edit] = []
     for directive in lexed.directives:
-        if directive.name not in _CONDITIONALS:
+        if directive.name not in CONDITIONALS:
             continue
         tokens = directive.tokens
         for kind, word, start in zip(tokens.kinds, tokens.texts, tokens.starts):
             instead = CUDA_HEADER_MACROS.get(word) if kind == IDENT else None
             if instead and word not in defined:
-                edits.append((start, len(word), instead))
+                edits.append((start, start + len(word), instead))
     return edits
 
 
@@ -102,7 +102,8 @@ def _headers(text: str, lexed: Lexed) -> list[Edit]:
         if directive.name == "include" and tokens.kinds[:1] == [HEADER]:
             instead = HEADER_RENAMES.get(tokens.texts[0][1:-1])
             if instead is not None:
-                edits.append((tokens.starts[0] + 1, len(tokens.texts[0]) - 2, instead))
+                at = tokens.starts[0]
+                edits.append((at + 1, at + len(tokens.texts[0]) - 1, instead))  # the delimiters stay
     return edits
 
 
@@ -111,7 +112,8 @@ def _runtime_include(text: str, lexed: Lexed) -> list[Edit]:
     if any(d.name == "include" and "hip_runtime.h" in "".join(d.tokens.texts) for d in lexed.directives):
         return []
     newline = "\r\n" if "\r\n" in text else "\n"
-    return [(1 if text.startswith("\ufeff") else 0, 0, f'#include "hip/hip_runtime.h"{newline}')]
+    at = 1 if text.startswith("\ufeff") else 0
+    return [(at, at, f'#include "hip/hip_runtime.h"{newline}')]
 
 
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
@@ -121,8 +123,7 @@ def _registers(text: str, lexed: Lexed) -> list[Edit]:
 
 def _callback_macros(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``CUDART_CB`` / ``CUDA_CB`` of the code, with the blanks after it, unless the file defines it."""
-    defined = {d.tokens.texts[0] for d in lexed.directives if d.name == "define" and d.tokens.texts}
-    return _dropped(text, lexed, _CALLBACK_MACROS - defined)
+    return _dropped(text, lexed, _CALLBACK_MACROS - lexed.defined())
 
 
 _CALLBACK_MACROS = frozenset({"CUDART_CB", "CUDA_CB"})
@@ -137,7 +138,7 @@ def _dropped(text: str, lexed: Lexed, words: frozenset[str]) -> list[Edit]:
             end = start + len(word)
             while end < len(text) and text[end] in " \t":
                 end += 1
-            edits.append((start, end - start, ""))
+            edits.append((start, end, ""))
     return edits
 
 
@@ -148,16 +149,3 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "register": (_registers, lambda text: "register" in text),
 }
 assert set(_FINDERS) | {"runtime_include"} == set(FIXES)
-
-
-def _applied(text: str, edits: list[Edit]) -> str:
-    """``text`` with ``edits`` (sorted, none overlapping) made."""
-    if not edits:
-        return text
-    pieces: list[str] = []
-    at = 0
-    for start, length, new in edits:
-        pieces += [text[at:start], new]
-        at = start + length
-    pieces.append(text[at:])
-    return "".join(pieces)

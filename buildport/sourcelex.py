@@ -68,6 +68,10 @@ class Directive:
     tokens: TokenList
 
 
+#: The directives that test a condition (a macro named in one is tested, not defined).
+CONDITIONALS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"))
+
+
 @dataclass(slots=True)
 class Lexed:
     """A text split three ways: code tokens, directives, and comments."""
@@ -75,6 +79,10 @@ class Lexed:
     code: TokenList
     directives: list[Directive]
     comments: TokenList
+
+    def defined(self) -> frozenset[str]:
+        """The macros the text ``#define``s itself."""
+        return frozenset(d.tokens.texts[0] for d in self.directives if d.name == "define" and d.tokens.texts)
 
 
 _NL = r"(?:\r\n|\r|\n)"

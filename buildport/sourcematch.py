@@ -19,7 +19,7 @@ from buildport.rules.source_rules import (
     API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, CUDA_HEADER_MACROS, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC,
     WARP_INTRINSICS,
 )
-from buildport.sourcelex import IDENT, NUMBER, STRING, int_value
+from buildport.sourcelex import CONDITIONALS, IDENT, NUMBER, STRING, int_value
 from buildport.sourceseq import LOOKAROUND, Seq, Span
 from buildport.sourcewarp import COMPARE_OPS, WARP_LITERALS, WarpRules
 
@@ -45,7 +45,6 @@ _ASM = frozenset(("asm", "__asm__", "__asm"))
 _ASM_QUALIFIERS = frozenset(("volatile", "__volatile__", "goto", "inline"))
 _LAUNCH_STOPS = frozenset((";", "{", "}", "<<<"))
 _MACRO_DIRECTIVES = frozenset(("define", "undef", "ifdef", "ifndef"))
-_CONDITIONALS = frozenset(("if", "ifdef", "ifndef", "elif", "elifdef", "elifndef"))
 
 
 class Matcher(WarpRules):
@@ -286,7 +285,7 @@ class Matcher(WarpRules):
     def cuda_header_macro(self, i: int) -> None:
         """A conditional directive that tests a macro only CUDA's headers define."""
         name, directive = self.seq.texts[i], self.seq.directive
-        if directive not in _CONDITIONALS or name in self.defined:
+        if directive not in CONDITIONALS or name in self.defined:
             return  # a file that defines it (a stand-in for cuda.h) tests its own macro
         shown = f"`#{directive} {name}`" if directive in ("ifdef", "ifndef") else f"`#{directive}` on `{name}`"
         instead = CUDA_HEADER_MACROS[name]

@@ -155,8 +155,7 @@ def _hits(lexed: Lexed) -> list[Hit]:
             hits.extend(_include_hits(directive.tokens))
         elif directive.name not in _NOT_CODE and any(map(interesting, directive.tokens.texts)):
             if defined is None:
-                defined = frozenset(d.tokens.texts[0] for d in lexed.directives
-                                    if d.name == "define" and d.tokens.texts)
+                defined = lexed.defined()
             hits.extend(match(Seq(directive.tokens, directive.name), defined))
     return hits
 

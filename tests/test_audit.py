@@ -311,7 +311,8 @@ _LINE_TEXT = st.text(alphabet="ab \n", max_size=40)
 def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[int, int, str]]) -> None:
     """Outside the blocks both texts have the same lines; each block is whole lines of both."""
     from buildport.audit import _line_blocks, _lines
-    from buildport.engine import _applied, _regions
+    from buildport.engine import _regions
+    from buildport.textio import spliced
 
     merged: list[tuple[int, int, str]] = []
     for start, width, new in sorted(cuts):
@@ -319,7 +320,7 @@ def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[i
         if merged and start < merged[-1][1]:
             continue
         merged.append((start, min(start + width, len(original)), new))
-    text = _applied(original, merged)
+    text = spliced(original, merged)
     blocks = list(_line_blocks(original, text, _regions(merged)))
     outside_old: list[str] = []
     outside_new: list[str] = []
