@@ -9,7 +9,7 @@ from buildport.findings import Severity
 from buildport.passes.base import Context, expand, is_cuda_source, target_sources
 from buildport.passes.cmake_project import arch_cache_line
 from buildport.rules.cmake import (
-    BUILTIN_COMMANDS, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS, PROPERTIES, TARGET_COMMANDS,
+    BUILTIN_COMMANDS, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS, PROPERTIES, TARGET_COMMANDS, VARIABLES,
 )
 from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET, Library
 from buildport.syntax.cmake import Command, Leaf
@@ -216,9 +216,9 @@ _PROPERTY_COMMANDS = frozenset({
 })
 
 
-#: Variables that hold CUDA's include directories (the Names pass renames them to HIP_INCLUDE_DIRS).
+#: A reference to a variable that holds CUDA's include directories: those the table renames to HIP_INCLUDE_DIRS.
 _CUDA_INCLUDE_VARS = re.compile(
-    r"\$\{(?:CUDAToolkit_INCLUDE_DIRS|CUDA_INCLUDE_DIRS|CUDA_TOOLKIT_INCLUDE|CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES)\}")
+    r"\$\{(?:" + "|".join(re.escape(name) for name, new in VARIABLES.items() if new == "HIP_INCLUDE_DIRS") + r")\}")
 _SCOPES = frozenset({"PRIVATE", "PUBLIC", "INTERFACE"})
 
 
