@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
 from buildport.fileindex import FileIndex
 from buildport.findings import Finding, Severity
-from buildport.result import Region, Result, UnstableRewrite
+from buildport.result import Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
 from buildport.includes import include_graph, include_targets, scopes
+from buildport.linediff import line_blocks, lines, whole
 from buildport.options import MakeFacts
 from buildport.runner import (
     MAKEFILE_NAMES,
@@ -573,13 +574,13 @@ def line_changes(result: Result) -> dict[int, str | None]:
     close enough to say which text replaces it.
     """
     original, text = result.original, result.text
-    regions = result.regions if result.regions is not None else [(0, len(original), 0, len(text))]
+    regions = result.regions if result.regions is not None else whole(original, text)
     changes: dict[int, str | None] = {}
     line, at = 0, 0  # lines of the original before offset ``at``
-    for start, end, new_start, new_end in _line_blocks(original, text, regions):
+    for start, end, new_start, new_end in line_blocks(original, text, regions):
         line += original.count("\n", at, start)
         at = start
-        old, new = _lines(original[start:end]), _lines(text[new_start:new_end])
+        old, new = lines(original[start:end]), lines(text[new_start:new_end])
         if old == new:
             continue
         matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
@@ -589,49 +590,6 @@ def line_changes(result: Result) -> dict[int, str | None]:
             elif tag == "replace":
                 changes.update((line + n, new_line) for n, new_line in _pair(old, i1, i2, new, j1, j2))
     return changes
-
-
-def _line_blocks(original: str, text: str, regions: list[Region]) -> Iterator[Region]:
-    """The regions widened to whole lines of both texts, those that then share a line merged.
-
-    Lines outside the blocks are the same in both texts, in the same order, so
-    the lines of each block can be compared on their own.
-    """
-    first = new_first = stop = delta = -1  # the open block: its start in both texts, its end, the shift there
-    for start, end, new_start, new_end in regions:
-        line_start = original.rfind("\n", 0, start) + 1
-        if stop >= 0:
-            if start >= stop:  # no region left before the open block's end: ``delta`` holds there
-                stop = _settled(original, text, stop, delta, start)
-            if line_start < stop or stop == len(original):  # on a line of the open block: one block
-                delta = new_end - end
-                stop = max(stop, _line_end(original, end - 1 if end > start else start))
-                continue
-            yield first, stop, new_first, stop + delta
-        first, new_first = line_start, new_start - (start - line_start)
-        delta = new_end - end
-        stop = _line_end(original, end - 1 if end > start else start)
-    if stop >= 0:
-        stop = _settled(original, text, stop, delta)
-        yield first, stop, new_first, stop + delta
-
-
-def _settled(original: str, text: str, stop: int, delta: int, limit: int | None = None) -> int:
-    """``stop``, a line end of the original, moved on until ``stop + delta`` ends a line of the new text too.
-
-    ``limit`` is where the next region starts: the shift ``delta`` holds only before it, so the
-    search ends once past it (and the block then takes that region in).
-    """
-    limit = len(original) if limit is None else limit
-    while stop < len(original) and stop <= limit and text[stop + delta - 1] != "\n":
-        stop = _line_end(original, stop)  # the new text joined the next line
-    return stop
-
-
-def _line_end(text: str, at: int) -> int:
-    """The end of the line ``at`` is in, past its ``\\n`` (the text's length on its last line)."""
-    end = text.find("\n", at)
-    return len(text) if end < 0 else end + 1
 
 
 def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) -> Iterator[tuple[int, str | None]]:
@@ -863,11 +821,6 @@ def _comment_end(text: str, start: int) -> int:
         return _bracket_end(text, start + 1)
     end = text.find("\n", start)
     return len(text) if end < 0 else end
-
-
-def _lines(text: str) -> list[str]:
-    """Lines with their endings, split at ``\\n`` only (as line numbers count them)."""
-    return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 
 def suppressions(text: str) -> dict[int, set[str]]:

@@ -41,7 +41,7 @@ from buildport.atomic import TEMPORARY_PREFIX, is_entry, keep_newest, read_json,
 from buildport.fileindex import FileIndex, enabled as file_index_enabled
 
 if TYPE_CHECKING:
-    from buildport.result import Result
+    from buildport.result import Region, Result
     from buildport.textio import SourceText
     from buildport.findings import Finding
 
@@ -343,7 +343,18 @@ def result_to_json(result: Result) -> dict[str, Any]:
         "text": None if result.text == result.original else result.text,
         "findings": [finding_to_json(f) for f in result.findings],
         "packages": sorted(result.packages),
+        "regions": result.regions,  # where the texts differ: a diff of the file compares only those lines
     }
+
+
+def _regions(data: Any) -> list[Region] | None:
+    """Stored regions (lists of four offsets), or None where an entry has none or they are malformed."""
+    if type(data) is not list:
+        return None
+    regions = [tuple(r) for r in data]
+    if all(len(r) == 4 and all(type(n) is int for n in r) for r in regions):
+        return regions
+    return None
 
 
 def result_from_json(data: Any, original: str | SourceText) -> Result | None:
@@ -358,6 +369,6 @@ def result_from_json(data: Any, original: str | SourceText) -> Result | None:
         findings = findings_from_json(data["findings"])
         # stored with a text only when it differed from the original (result_to_json)
         return Result(str(data["path"]), original, text, findings, {str(p) for p in data["packages"]},
-                      changed=data["text"] is not None)
+                      changed=data["text"] is not None, regions=_regions(data.get("regions")))
     except (KeyError, TypeError, ValueError):  # KeyError also for an unknown severity
         return None

@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fa
     from buildport.audit import AuditReport
     from buildport.cache import Cache
     from buildport.findings import Finding
+    from buildport.result import Region
     from buildport.runner import Run
     from buildport.textio import SourceText
 
@@ -240,7 +241,7 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
     elif show_diff:
         for o in run.changed:
             assert o.result is not None
-            sys.stdout.write(_unified(o.result.path, o.result.original, o.result.text))
+            sys.stdout.write(_unified(o.result.path, o.result.original, o.result.text, o.result.regions))
     elif not check:
         several = len(run.outcomes) > 1
         for o in run.outcomes:
@@ -268,13 +269,12 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
     return EXIT_OK
 
 
-def _unified(path: str, old: str, new: str) -> str:
-    import difflib
+def _unified(path: str, old: str, new: str, regions: list[Region] | None) -> str:
+    from buildport.linediff import unified
 
     a, b = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), a, b)
     out = []
-    for line in lines:
+    for line in unified(old, new, regions, a, b):
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 

@@ -20,7 +20,7 @@ from typing import Callable
 from buildport.findings import Finding, Severity
 from buildport.hipify import HipifyResult, find_engine, run_engine
 from buildport.options import Options
-from buildport.result import Result
+from buildport.result import Region, Result
 from buildport.runner import (
     FileOutcome, discover, included_makefiles, is_cmake_file, is_make_file, port_files,
 )
@@ -49,6 +49,8 @@ class Change:
     fixes: dict[str, int] = field(default_factory=dict)
     #: The name the source had before ``--rename-sources hip`` (``path`` is the new one).
     renamed_from: Path | None = None
+    #: Where a build file's port changed it (None: not known, and a diff compares the whole files).
+    regions: list[Region] | None = None
 
 
 @dataclass(slots=True)
@@ -228,7 +230,8 @@ def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_file
                 for f in outcome.result.findings if f.severity >= Severity.WARNING
             )
             if outcome.result.changed:
-                plan.changes.append(Change(Path(outcome.path), outcome.source, outcome.result.text, kind))
+                plan.changes.append(Change(Path(outcome.path), outcome.source, outcome.result.text, kind,
+                                           regions=outcome.result.regions))
 
 
 def apply(plan: Plan) -> None:
@@ -363,8 +366,10 @@ def apply_renames(plan: Plan, mapping: dict[Path, Path]) -> None:
         if by_name else None
     for edited in plan.changes:
         if edited.kind != "source" and pattern is not None:
-            edited.new_text = pattern.sub(lambda m: by_name[m.group(1)], edited.new_text)
-            edited.new_text = edited.new_text.replace("%.cu", "%.hip").replace("*.cu", "*.hip")
+            renamed = pattern.sub(lambda m: by_name[m.group(1)], edited.new_text)
+            renamed = renamed.replace("%.cu", "%.hip").replace("*.cu", "*.hip")
+            if renamed != edited.new_text:
+                edited.new_text, edited.regions = renamed, None  # the port's regions no longer tell
     changed = {c.path.resolve(): c for c in plan.changes}
     for build in plan.build_files:
         if build.resolve() not in changed and pattern is not None:

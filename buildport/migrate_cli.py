@@ -126,13 +126,11 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
         click.echo(f"  {'not referenced':18} {plan.relative(path)}")
     for away, named_in, line in outside(plan):
         click.echo(f"  {'outside, not done':18} {away} (named in {named_in}:{line})")
-    import difflib  # only a dry run prints diffs
+    from buildport.linediff import unified  # only a dry run prints diffs
 
     for change in plan.changes:
         name = plan.relative(change.path)
-        sys.stdout.writelines(difflib.unified_diff(change.source.text.splitlines(keepends=True),
-                                                   change.new_text.splitlines(keepends=True),
-                                                   f"a/{name}", f"b/{name}"))
+        sys.stdout.writelines(unified(change.source.text, change.new_text, change.regions, f"a/{name}", f"b/{name}"))
     return EXIT_OK
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from buildport.audit import CMAKE, MAKE, RuleFilter, UsageError, audit, audit_text, code_only
@@ -299,41 +299,6 @@ def test_line_pairing_with_bounds_picks_what_every_ratio_picks(old: list[str], n
     from buildport.audit import _pair
 
     assert list(_pair(old, 0, len(old), new, 0, len(new))) == _pair_by_every_ratio(old, 0, len(old), new, 0, len(new))
-
-
-_LINE_TEXT = st.text(alphabet="ab \n", max_size=40)
-
-
-@settings(max_examples=400, deadline=None)
-@given(_LINE_TEXT, st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6), st.text(alphabet="xy\n", max_size=6)),
-                            max_size=5))
-@example("a" * 27 + "\n\na", [(22, 6, ""), (28, 2, "")])  # a line joined to the next region's: one block
-def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[int, int, str]]) -> None:
-    """Outside the blocks both texts have the same lines; each block is whole lines of both."""
-    from buildport.audit import _line_blocks, _lines
-    from buildport.engine import _regions
-    from buildport.textio import spliced
-
-    merged: list[tuple[int, int, str]] = []
-    for start, width, new in sorted(cuts):
-        start = min(start, len(original))
-        if merged and start < merged[-1][1]:
-            continue
-        merged.append((start, min(start + width, len(original)), new))
-    text = spliced(original, merged)
-    blocks = list(_line_blocks(original, text, _regions(merged)))
-    outside_old: list[str] = []
-    outside_new: list[str] = []
-    at = new_at = 0
-    for start, end, new_start, new_end in blocks:
-        assert start in (0, len(original)) or original[start - 1] == "\n"
-        assert end in (0, len(original)) or original[end - 1] == "\n"
-        assert new_start in (0, len(text)) or text[new_start - 1] == "\n"
-        assert new_end in (0, len(text)) or text[new_end - 1] == "\n"
-        outside_old += _lines(original[at:start])
-        outside_new += _lines(text[new_at:new_start])
-        at, new_at = end, new_end
-    assert outside_old + _lines(original[at:]) == outside_new + _lines(text[new_at:])
 
 
 def test_line_changes_name_each_changed_line_once() -> None:

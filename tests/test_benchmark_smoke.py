@@ -53,3 +53,19 @@ def test_make_differential_agrees_on_the_fixtures_alone_and_with_their_run_facts
     assert lines[0].endswith(" 0 disagree")
     assert "each file alone:" in lines[1] and lines[1].endswith(" 0 differ")
     assert "with the facts of all" in lines[2] and lines[2].endswith(" 0 differ")
+
+
+def test_linearity_prints_its_table() -> None:
+    script = BENCH.parent / "linearity.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--size-mb", "0.004", "--factor", "2", "--reps", "1", "--difflib",
+         "--shapes", "cmake:targets,make:tgt-var,make:synthetic"],
+        capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[0][0] == "| shape"
+    measured = {(row[0][2:], row[1]) for row in rows[1:]}
+    pipelines = {"parse + print", "port", "audit", "diff", "difflib diff"}
+    assert measured == {(shape, p) for shape in ("cmake:targets", "make:tgt-var", "make:synthetic") for p in pipelines}
+    unknown = subprocess.run([sys.executable, str(script), "--shapes", "cmake:nothing"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "unknown shapes: cmake:nothing" in unknown.stderr

@@ -68,6 +68,8 @@ class Context:
     findings: list[Finding] = field(default_factory=list)
     _mentions: dict[int, bool] | None = None
     _cuda: list[Command] | None = None
+    _by_target: dict[frozenset[str], tuple[tuple[int, int], dict[str, list[Command]]]] = field(default_factory=dict)
+    _holds: dict[str, bool] = field(default_factory=dict)
 
     def report(
         self, offset: int, rule: str, severity: Severity, message: str, suggestion: str = "",
@@ -117,6 +119,33 @@ class Context:
             mentions = self._mentions_by_start()
             self._cuda = [c for c in self.tree.commands() if mentions[c.start]]
         return self._present(self._cuda)
+
+    def text_holds(self, word: str) -> bool:
+        """Whether the file's original text holds ``word``: searched once per file, not once per command."""
+        known = self._holds.get(word)
+        if known is None:
+            known = self._holds[word] = word in self.tree.text
+        return known
+
+    def commands_of(self, target: str, identifiers: frozenset[str]) -> list[Command]:
+        """Those of :meth:`commands` named in ``identifiers`` whose first argument is ``target``, in order.
+
+        The file's commands are grouped by target once, and again only after a
+        command is removed or rewritten whole: a question asked for every target
+        does not read every command each time (that made a file of many targets
+        cost the square of its length).
+        """
+        state = (len(self.edits.removed_commands), len(self.edits.rewritten))
+        known = self._by_target.get(identifiers)
+        if known is None or known[0] != state:
+            grouped: dict[str, list[Command]] = {}
+            for command in self.commands():
+                if command.identifier in identifiers:
+                    args = command.arguments()
+                    if args:
+                        grouped.setdefault(args[0].value, []).append(command)
+            known = self._by_target[identifiers] = (state, grouped)
+        return known[1].get(target, [])
 
     def _present(self, commands: list[Command]) -> list[Command]:
         if not self.edits.removed_commands and not self.edits.rewritten:

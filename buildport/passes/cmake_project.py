@@ -199,7 +199,7 @@ class LegacyCommands:
         """cuda_add_*(... OPTIONS flags): the flags become HIP compile options of the target."""
         args = command.arguments()
         values = [a.value for a in args]
-        if command.identifier.startswith("cuda_add") and "CUDA_NVCC_FLAGS" in ctx.tree.text:
+        if command.identifier.startswith("cuda_add") and ctx.text_holds("CUDA_NVCC_FLAGS"):
             ctx.edits.insert_after(command, _nvcc_flags_line(ctx, args[0].value))
         if "OPTIONS" not in values:
             return
@@ -217,7 +217,7 @@ def _nvcc_flags_line(ctx: Context, target: str) -> str:
     """Legacy targets got CUDA_NVCC_FLAGS[_<CONFIG>] from FindCUDA; HIP targets get the renamed lists."""
     options = ['"$<$<COMPILE_LANGUAGE:HIP>:${HIP_COMPILE_OPTIONS}>"']
     for config in ("Debug", "Release", "RelWithDebInfo", "MinSizeRel"):
-        if f"CUDA_NVCC_FLAGS_{config.upper()}" in ctx.tree.text:
+        if ctx.text_holds(f"CUDA_NVCC_FLAGS_{config.upper()}"):
             options.append(
                 f'"$<$<AND:$<COMPILE_LANGUAGE:HIP>,$<CONFIG:{config}>>:${{HIP_COMPILE_OPTIONS_{config.upper()}}}>"'
             )

@@ -271,22 +271,20 @@ def _plain_links(ctx: Context, target: str) -> bool:
                for c in _link_commands(ctx, target))
 
 
+_LINKING = frozenset({"target_link_libraries"})
+_GIVING_SOURCES = frozenset({*TARGET_COMMANDS, "target_sources"})
+
+
 def _link_commands(ctx: Context, target: str) -> list[Command]:
-    return [c for c in ctx.commands()
-            if c.identifier == "target_link_libraries" and c.arguments() and c.arguments()[0].value == target]
+    return ctx.commands_of(target, _LINKING)
 
 
 def _only_cuda_sources(ctx: Context, target: str) -> bool:
     """Whether this file gives ``target`` sources and every one is a CUDA source (a HIP target has HIP's
     headers; an INTERFACE library's consumers may be C++)."""
     found = False
-    for command in ctx.commands():
-        if command.identifier not in TARGET_COMMANDS and command.identifier != "target_sources":
-            continue
-        name, sources = target_sources(command)
-        if name is None or name.value != target:
-            continue
-        for source in sources:
+    for command in ctx.commands_of(target, _GIVING_SOURCES):
+        for source in target_sources(command)[1]:
             found = True
             values = expand(ctx, source.value)
             if not values or not all(is_cuda_source(v) for v in values):

@@ -64,6 +64,14 @@ class MakeContext:
     names: Names | None = None  # where the names of variables the rules read by name may be
     c_pattern: bool | None = None  # whether the file has a pattern rule (with a recipe) for .c files
     relocatable: bool = False  # whether a command of the file compiles with nvcc -dc (relocatable device code)
+    holds: dict[str, bool] = field(default_factory=dict)  # see text_holds
+
+    def text_holds(self, word: str) -> bool:
+        """Whether the file's text holds ``word``: searched once per file, not once per word ported."""
+        known = self.holds.get(word)
+        if known is None:
+            known = self.holds[word] = word in self.text
+        return known
 
     def name_scan(self) -> Names:
         """Where a name of :func:`~buildport.passes.make_prescan.name_words` may be (not the run's
@@ -246,7 +254,13 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
     emptied = _words(ctx, spans, flags=flags, command=name in ctx.facts.compiler_vars, variable=name)
     if emptied and line.operator == "+=":
         # `GENCODE_FLAGS += -gencode ...` after the target list is already there: the line goes
-        for key in [k for k in ctx.edits if line.start <= k[0] and k[1] <= line.end]:
+        inside = []
+        for key in reversed(ctx.edits):  # lines are ported in order: this line's edits are the last made
+            if key[0] < line.start:
+                break
+            if key[1] <= line.end:
+                inside.append(key)
+        for key in inside:
             del ctx.edits[key]
         ctx.edits[(line.start, line.end)] = ""
 
@@ -440,7 +454,7 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
     if new != word:
         ctx.report(offset, "make-path", Severity.INFO, f"{word} → {new}", fixable=True, replacement=new)
     if new.startswith("-I$") and not flags and _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) \
-            and "__HIP_PLATFORM_AMD__" not in ctx.text:
+            and not ctx.text_holds("__HIP_PLATFORM_AMD__"):
         # a host compiler that includes hip/hip_runtime.h must say which platform it targets
         return f"{new} -D__HIP_PLATFORM_AMD__"
     return new
@@ -454,7 +468,7 @@ def _library(ctx: MakeContext, word: str, offset: int) -> str:
         if ctx.facts.host_links and lib.rocm_link:
             ctx.report(offset, "make-library", Severity.INFO, f"{word} → -lamdhip64 (a host compiler links)",
                        fixable=True, replacement="-lamdhip64")
-            return "-L$(ROCM_PATH)/lib -lamdhip64" if "ROCM_PATH)/lib" not in ctx.text else "-lamdhip64"
+            return "-L$(ROCM_PATH)/lib -lamdhip64" if not ctx.text_holds("ROCM_PATH)/lib") else "-lamdhip64"
         ctx.report(offset, "make-library", Severity.INFO, f"{word} dropped: hipcc links the HIP runtime",
                    fixable=True, replacement="")
         return ""

@@ -10,7 +10,6 @@ given tokens (what ``parse_make`` checks, without building every line).
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import fields
@@ -258,7 +257,9 @@ def variable_at(text: str, children: list[Any], first: int) -> tuple[str, Span]:
     if " " in name or "\t" in name or "\\" in name:  # modifiers or a continuation: read it as the node does
         name = _name_and_operator(text, token)[1].of(text)
     args = None  # the line's first ARGS token: what _tail finds, without copying the line's tokens
-    for token in itertools.islice(children, head + 1, None):
+    # by index: an iterator from head + 1 (itertools.islice) would step over every token before it
+    for index in range(head + 1, len(children)):
+        token = children[index]
         kind = token[0]
         if kind == "ARGS":
             args = token

@@ -1,0 +1,98 @@
+"""Work that must grow with the file, not with its square: counted, never timed.
+
+Each test ports a file of many alike constructs and counts the steps a former
+defect took once per construct *per construct* (benchmarks/linearity.py measures
+the same shapes by the clock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from buildport.engine import port_cmake, port_make
+from buildport.syntax.make import parse_make
+from buildport.syntax.make_build import variable_at
+
+
+class _Counted(Sequence[Any]):
+    """A token list that counts the tokens read from it and refuses to be iterated from its start."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items = items
+        self.reads = 0
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: Any) -> Any:
+        self.reads += 1
+        return self.items[index]
+
+    def __iter__(self) -> Iterator[Any]:
+        raise AssertionError("read from the first token on")
+
+
+def test_an_assignment_is_read_from_its_own_tokens() -> None:
+    text = "".join(f"CUDA_FLAGS_{i} = -O2 --use_fast_math\n" for i in range(2000))
+    tree = parse_make(text, "Makefile")
+    reader = tree._reader  # type: ignore[attr-defined]  # what the parser read, before any line is built
+    counted = _Counted(reader.children)
+    last = max(index for cls, _, _, index in reader.outline())
+    name, value = variable_at(text, counted, last)  # type: ignore[arg-type]
+    assert (name, value.of(text)) == ("CUDA_FLAGS_1999", "-O2 --use_fast_math")
+    assert counted.reads < 10  # its own few tokens, not the 6,000 before them
+
+
+def test_a_file_of_many_targets_looks_up_each_targets_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which commands give a target sources, or link it, is grouped once per file, not searched per target."""
+    import buildport.passes.cmake_targets as targets
+
+    count = 300
+    text = "".join(f"add_executable(t{i} a{i}.cu)\ntarget_link_libraries(t{i} PRIVATE CUDA::cudart CUDA::cublas)\n"
+                   f"target_include_directories(t{i} PRIVATE ${{CUDAToolkit_INCLUDE_DIRS}})\n" for i in range(count))
+    calls = 0
+    real = targets.target_sources
+
+    def counting(command: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return real(command)
+
+    monkeypatch.setattr(targets, "target_sources", counting)
+    result = port_cmake("project(p CUDA)\n" + text, "CMakeLists.txt", verify=False)
+    assert "target_link_libraries(t299 PRIVATE roc::hipblas)" in result.text
+    assert calls <= 4 * count  # each target's own commands, a few times: was count × count more
+
+
+def test_emptied_target_specific_flags_go_whole() -> None:
+    """`t: NVCCFLAGS += -gencode ...` lines, each emptied by the flag translation, go whole; each line's
+    edits are looked for among the last ones made, not among all the file's edits so far."""
+    from buildport.options import MakeFacts
+    from buildport.passes.make import MakeContext, port_lines
+    from buildport.passes.make_facts import gather
+
+    class Edits(dict):  # type: ignore[type-arg]
+        read = 0
+
+        def __iter__(self) -> Iterator[Any]:
+            for key in super().__iter__():
+                Edits.read += 1
+                yield key
+
+    count = 500
+    text = "NVCCFLAGS = -O2\n" + "".join(f"t{i}: NVCCFLAGS += -gencode arch=compute_80,code=sm_80\n"
+                                       for i in range(count))
+    tree = parse_make(text, "Makefile")
+    facts = MakeFacts()
+    gather(tree, facts)
+    ctx = MakeContext("Makefile", tree, ("gfx90a",), edits=Edits(), facts=facts)
+    port_lines(ctx)
+    removed = sorted(key for key, value in ctx.edits.items() if value == "")
+    first = tree.lines[1]  # its flags become the target flags; every later line goes whole
+    assert [key for key in removed if key[0] >= first.end] == [(line.start, line.end) for line in tree.lines[2:]]
+    assert Edits.read <= count  # was count × count / 2: every edit so far, for each line
+    ported = port_make(text, "Makefile").text
+    assert "gencode" not in ported and ported.count("NVCCFLAGS += $(HIP_ARCH_FLAGS)") == 1
