@@ -171,6 +171,7 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
     """The report as one SARIF 2.1.0 run; ``root`` (default: the working directory) is ``%SRCROOT%``."""
     base = (root or Path.cwd()).resolve()
     findings = report.findings
+    artifacts: dict[str, dict[str, str]] = {}  # path → its location: resolved once, not once per finding
     rule_ids = sorted({f.rule for f in findings})
     index = {rule: i for i, rule in enumerate(rule_ids)}
     run: dict[str, Any] = {
@@ -186,7 +187,7 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
                 {"level": "error", "message": {"text": error}} for error in report.errors
             ],
         }],
-        "results": [_sarif_result(f, index[f.rule], base) for f in findings],
+        "results": [_sarif_result(f, index[f.rule], base, artifacts) for f in findings],
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -204,7 +205,7 @@ def _sarif_rule(rule: str) -> dict[str, Any]:
     }
 
 
-def _sarif_result(f: Finding, rule_index: int, base: Path) -> dict[str, Any]:
+def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, dict[str, str]]) -> dict[str, Any]:
     text = f.message + (f" ({f.suggestion})" if f.suggestion else "")
     if f.fixable and f.replacement:
         text += f" Auto-fixable: buildport writes `{f.replacement}`."
@@ -214,7 +215,7 @@ def _sarif_result(f: Finding, rule_index: int, base: Path) -> dict[str, Any]:
         "level": _SARIF_LEVEL[f.severity],
         "message": {"text": text},
         "locations": [{"physicalLocation": {
-            "artifactLocation": _artifact(f.path, base),
+            "artifactLocation": artifacts.get(f.path) or artifacts.setdefault(f.path, _artifact(f.path, base)),
             "region": {"startLine": f.line, "startColumn": f.col},
         }}],
         "properties": {"fixable": f.fixable},
