@@ -94,14 +94,13 @@ def opcodes(original: str, text: str, regions: list[Region], autojunk: bool = Fa
         else:
             codes.append(("equal", line, line + count, new_line, new_line + count))
 
-    for start, end, new_start, new_end in line_blocks(original, text, regions):
+    for start, end, new_start, new_end in _joined(line_blocks(original, text, regions)):
         before = original.count("\n", at, start)
         equal(before)
         line += before
         new_line += before
         old, new = lines(original[start:end]), lines(text[new_start:new_end])
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=autojunk)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        for tag, i1, i2, j1, j2 in _block_opcodes(old, new, autojunk):
             if tag == "equal":
                 equal(i2 - i1)
                 line += i2 - i1
@@ -114,6 +113,36 @@ def opcodes(original: str, text: str, regions: list[Region], autojunk: bool = Fa
     rest = len(lines(original[at:])) if at < len(original) else 0
     equal(rest)
     return codes
+
+
+#: Adjacent blocks are compared together up to this many characters of the original: one comparison
+#: of a few dozen lines costs less than one per line, and a bounded one never the square of the file.
+_JOINED = 4096
+
+
+def _joined(blocks: Iterator[Region]) -> Iterator[Region]:
+    """``blocks`` with those that touch (no equal line between them) taken together, up to :data:`_JOINED`."""
+    held: Region | None = None
+    for block in blocks:
+        if held is not None and held[1] == block[0] and held[3] == block[2] and block[1] - held[0] <= _JOINED:
+            held = (held[0], block[1], held[2], block[3])
+            continue
+        if held is not None:
+            yield held
+        held = block
+    if held is not None:
+        yield held
+
+
+def _block_opcodes(old: list[str], new: list[str], autojunk: bool) -> list[Opcode]:
+    """What difflib says of two lists of lines; a line or none on each side (most blocks of a port)
+    is told without it."""
+    if len(old) > 1 or len(new) > 1:
+        return difflib.SequenceMatcher(None, old, new, autojunk=autojunk).get_opcodes()
+    if old == new:
+        return [("equal", 0, len(old), 0, len(new))] if old else []
+    tag = "replace" if old and new else "delete" if old else "insert"
+    return [(tag, 0, len(old), 0, len(new))]
 
 
 def _grouped(codes: list[Opcode], context: int) -> Iterator[list[Opcode]]:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from buildport import linediff
 from buildport.engine import _regions, port_cmake, port_make
 from buildport.linediff import line_blocks, lines, opcodes, unified
 from buildport.textio import spliced
@@ -87,6 +88,12 @@ def test_diff_from_regions_turns_the_original_into_the_text(original: str, cuts:
     if diff:
         assert diff[:2] == ["--- a/f\n", "+++ b/f\n"]
         assert _patched(original, diff) == text
+    joined, linediff._JOINED = linediff._JOINED, 0  # every block compared alone, as in a large file
+    try:
+        alone = list(unified(original, text, regions, "a/f", "b/f"))
+    finally:
+        linediff._JOINED = joined
+    assert _patched(original, alone) == text if alone else original == text
     codes = opcodes(original, text, regions)
     old, new = lines(original), lines(text)
     assert codes[0][1] == codes[0][3] == 0 if codes else not old
