@@ -658,15 +658,25 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: d
     any_line = {f.line for f in reported}
     at = {(f.line, f.col) for f in reported}
     out: list[Finding] = []
-    line, at_line = 1, 0  # the line of offset ``at_line``: the hits come in order, so the newlines are counted once
+    # the line of offset ``at_line`` and where it starts: the hits come in order, so the text is read once
+    line, at_line, line_start = 1, 0, 0
+    kept: dict[tuple[int, str], bool] = {}  # (line, token) → whether the token is in the line's new text
     for rule, start, token in _residue_hits(code_only(text, kind)):
-        line += text.count("\n", at_line, start)
+        newlines = text.count("\n", at_line, start)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", at_line, start) + 1
         at_line = start
-        col = start - text.rfind("\n", 0, start)
+        col = start - line_start + 1
         if line in human or (line, col) in at:
             continue
         new = changes.get(line, text)
-        survives = line not in changes or (new is not None and token in new)
+        survives = line not in changes
+        if not survives and new is not None:
+            found = kept.get((line, token))
+            if found is None:
+                found = kept[(line, token)] = token in new
+            survives = found
         if not survives and line in any_line:
             continue
         info = build_rules.BY_ID[rule]
@@ -682,20 +692,27 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: d
 
 
 def _residue_hits(code: str) -> Iterator[tuple[str, int, str]]:
+    """Each pattern's matches, in the order of :data:`RESIDUE_PATTERNS`, where no earlier match
+    claimed their text; yielded in the order of the text."""
     # claimed stretches are disjoint, so sorted by start they are sorted by end too: the only
-    # one that can overlap [start, end) is the last one starting before end
-    starts: list[int] = []
-    ends: list[int] = []
+    # one that can overlap [start, end) is the last one starting before end. Those of one
+    # pattern come in order and are added once the pattern is done (merged, not inserted one
+    # by one: a file of many hits would move the list's tail at each)
+    claimed: list[tuple[int, int]] = []
     hits: list[tuple[int, str, str]] = []
     for rule, pattern in RESIDUE_PATTERNS:
         spans = _cuda_names(code) if rule == "build-cuda-name" else (m.span() for m in pattern.finditer(code))
+        kept: list[tuple[int, int]] = []
         for start, end in spans:
-            i = bisect.bisect_left(starts, end)
-            if i and ends[i - 1] > start:
+            i = bisect.bisect_left(claimed, (end,))
+            if i and claimed[i - 1][1] > start:
                 continue
-            starts.insert(i, start)
-            ends.insert(i, end)
+            if kept and kept[-1][1] > start:
+                continue  # (a pattern's own matches do not overlap; kept for certainty)
+            kept.append((start, end))
             hits.append((start, rule, code[start:end]))
+        if kept:
+            claimed = sorted(claimed + kept)  # two sorted runs: merged in linear time
     for start, rule, token in sorted(hits):
         yield rule, start, token
 

@@ -42,16 +42,21 @@ def line_blocks(original: str, text: str, regions: list[Region]) -> Iterator[Reg
     the lines of each block can be compared on their own.
     """
     first = new_first = stop = delta = -1  # the open block: its start in both texts, its end, the shift there
+    # ``stop`` is a line's end (or the text's): a region starts on a line of the open block if it starts
+    # before it; the lines of a region inside the block are not looked for again (many regions on one
+    # long line would each read the whole line)
     for start, end, new_start, new_end in regions:
-        line_start = original.rfind("\n", 0, start) + 1
         if stop >= 0:
             if start >= stop:  # no region left before the open block's end: ``delta`` holds there
                 stop = _settled(original, text, stop, delta, start)
-            if line_start < stop or stop == len(original):  # on a line of the open block: one block
+            if start < stop or stop == len(original):  # on a line of the open block: one block
                 delta = new_end - end
-                stop = max(stop, _line_end(original, end - 1 if end > start else start))
+                reach = end - 1 if end > start else start
+                if reach >= stop:
+                    stop = _line_end(original, reach)
                 continue
             yield first, stop, new_first, stop + delta
+        line_start = original.rfind("\n", 0, start) + 1
         first, new_first = line_start, new_start - (start - line_start)
         delta = new_end - end
         stop = _line_end(original, end - 1 if end > start else start)

@@ -11,6 +11,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from buildport.engine import port_cmake, port_make
 from buildport.syntax.make import parse_make
@@ -96,3 +98,37 @@ def test_emptied_target_specific_flags_go_whole() -> None:
     assert Edits.read <= count  # was count × count / 2: every edit so far, for each line
     ported = port_make(text, "Makefile").text
     assert "gencode" not in ported and ported.count("NVCCFLAGS += $(HIP_ARCH_FLAGS)") == 1
+
+
+def _word_changes_one_by_one(old: str, quote: str, changes: list[tuple[int, int, str]]) -> str:
+    """What word_changes_applied gives, made as it once was: the whole text copied at each change."""
+    text = old
+    for a, b, new in sorted(changes, reverse=True):
+        if new:
+            text = text[:a] + new + text[b:]
+            continue
+        lo = len(quote)
+        hi = len(text) - len(quote)
+        if a > lo and text[a - 1] in " \t;":
+            a -= 1
+        elif b < hi and text[b] in " \t;":
+            b += 1
+        text = text[:a] + text[b:]
+    return text
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet='ab ;\t"', max_size=30), st.lists(st.tuples(st.integers(0, 30), st.integers(1, 4),
+                                                                      st.sampled_from(["", "", "X", "YZ"])),
+                                                            max_size=8))
+@example(";" * 28, [(23, 4, ""), (27, 1, "")])  # the later drop takes a separator inside the earlier word
+def test_word_changes_are_made_as_one_by_one(old: str, cuts: list[tuple[int, int, str]]) -> None:
+    from buildport.passes.cmake_text import word_changes_applied
+
+    quote = '"' if old.startswith('"') and len(old) >= 2 else ""
+    changes: list[tuple[int, int, str]] = []
+    for start, width, new in sorted(cuts):
+        if start >= len(old) or (changes and start < changes[-1][1]):
+            continue
+        changes.append((start, min(start + width, len(old)), new))
+    assert word_changes_applied(old, quote, changes) == _word_changes_one_by_one(old, quote, changes)

@@ -242,7 +242,8 @@ def gather_file_facts(ctx: Context) -> None:
         elif name == "set_source_files_properties" and "LANGUAGE" in values:
             at = values.index("LANGUAGE")
             if at + 1 < len(values) and values[at + 1] == "HIP":
-                facts.hip_sources.update(v for v in values[: values.index("PROPERTIES")] if "PROPERTIES" in values)
+                if "PROPERTIES" in values:
+                    facts.hip_sources.update(values[: values.index("PROPERTIES")])
 
 
 def gather_target_facts(ctx: Context) -> None:

@@ -36,17 +36,17 @@ class CudaSources:
                 continue
             # a target's sources, or every argument of a user function or macro that builds one
             sources = target_sources(command)[1] if targets else command.arguments()
-            marked: list[str] = []
+            marked: dict[str, None] = {}  # in order, each once
             for source in sources:
                 for text in expand(ctx, source.value):
-                    if is_cuda_source(text) and text not in ctx.facts.hip_sources and text not in marked:
-                        marked.append(text)
+                    if is_cuda_source(text) and text not in ctx.facts.hip_sources:
+                        marked[text] = None
                 value = value_of(source.value)
                 if value.startswith("${") and value[2:-1] in ctx.facts.globbed:
                     patterns = ctx.facts.globbed[value[2:-1]]
                     if patterns and all(value_of(p).endswith(".cu") for p in patterns):
-                        if source.value not in ctx.facts.hip_sources and source.value not in marked:
-                            marked.append(source.value)
+                        if source.value not in ctx.facts.hip_sources:
+                            marked[source.value] = None
                     elif any(value_of(p).endswith(".cu") for p in patterns):
                         ctx.report(source.start, "cmake-cuda-glob", Severity.WARNING,
                                    f"{source.value} globs .cu files together with others",

@@ -235,19 +235,7 @@ _GENEX_MARK = re.compile(r"\$<|>")
 def _apply_word_changes(ctx: Context, leaf: Leaf, changes: list[tuple[int, int, str]]) -> None:
     old = ctx.edits.text_of(leaf)
     quote = '"' if old.startswith('"') and len(old) >= 2 else ""
-    text = old
-    for a, b, new in sorted(changes, reverse=True):
-        if new:
-            text = text[:a] + new + text[b:]
-            continue
-        # drop the word and one separator next to it
-        lo = len(quote)
-        hi = len(text) - len(quote)
-        if a > lo and text[a - 1] in " \t;":
-            a -= 1
-        elif b < hi and text[b] in " \t;":
-            b += 1
-        text = text[:a] + text[b:]
+    text = word_changes_applied(old, quote, changes)
     if not quote and ";" in text and "$<" in text and ";" not in old:
         text = f'"{text}"'  # a genex body that became a list must stay one argument
     if text == "" and not quote:
@@ -256,6 +244,55 @@ def _apply_word_changes(ctx: Context, leaf: Leaf, changes: list[tuple[int, int, 
         ctx.edits.replace(leaf, text)
     ctx.report(leaf.start, "cmake-nvcc-flag", Severity.INFO, f"{old} → {text or '(removed)'}", fixable=True,
                replacement=text)
+
+
+def word_changes_applied(old: str, quote: str, changes: list[tuple[int, int, str]]) -> str:
+    """``old`` with each ``(start, end, new)`` of ``changes`` (spans of ``old``, none overlapping) made,
+    right to left, each at its offsets in the text as the changes to its right left it; an empty
+    ``new`` drops the word and one separator next to it (the one before it, else the one after),
+    never the ``quote`` around the whole.
+
+    The text is kept as its unchanged head and the pieces after the last change made, so a long
+    argument with many flags costs its length once, not once per change.
+    """
+    cut = len(old)  # the text is old[:cut] followed by the pieces
+    pieces: list[str] = []  # what follows old[:cut], leftmost piece last; none empty
+    size = 0  # their length
+
+    def at(offset: int) -> str:
+        """The character at ``offset`` of the text ("" past its end)."""
+        if offset < cut:
+            return old[offset]
+        offset -= cut
+        for piece in reversed(pieces):
+            if offset < len(piece):
+                return piece[offset]
+            offset -= len(piece)
+        return ""
+
+    for a, b, new in sorted(changes, reverse=True):
+        if not new:  # drop the word and one separator next to it
+            if a > len(quote) and old[a - 1] in " \t;":
+                a -= 1
+            elif b < cut + size - len(quote) and at(b) in " \t;":
+                b += 1
+        if b < cut:
+            pieces.append(old[b:cut])
+            size += cut - b
+        drop = b - cut  # characters of the pieces the change takes (past the text's end: none)
+        while drop > 0 and pieces:
+            if len(pieces[-1]) <= drop:
+                drop -= len(pieces[-1])
+                size -= len(pieces.pop())
+            else:
+                pieces[-1] = pieces[-1][drop:]
+                size -= drop
+                drop = 0
+        if new:
+            pieces.append(new)
+            size += len(new)
+        cut = a
+    return old[:cut] + "".join(reversed(pieces))
 
 
 _GENEX_LANG = re.compile(r"\$<(?P<head>" + "|".join(LANGUAGE_GENEX) + r"):(?P<body>[^<>$]*)>")
