@@ -49,6 +49,10 @@ MAKE: dict[str, Repeat] = {
     "dc": lambda i: f"o{i}.o: s{i}.cu\n\t$(NVCC) -dc $< -o $@\nbin{i}: o{i}.o\n\t$(NVCC) $^ -o $@\n",
     "cuda-cond": lambda i: f"ifneq ($(CUDA_HOME),)\nX{i} = 1\nelse\nY{i} = 2\nendif\n",
     "plain": lambda i: "all:\n\techo\n",
+    # one construct growing: a line, a recipe, a nesting
+    "long-line": lambda i: " -gencode arch=compute_80,code=sm_80" if i else "NVCCFLAGS =",
+    "long-recipe": lambda i: f" -Ifoo_{i} -lcublas" if i else "x: a.cu\n\tnvcc -c a.cu",
+    "nested-cond": lambda i: "ifdef CUDA_PATH\n" if i else "NVCC = nvcc\n",
 }
 
 CMAKE: dict[str, Repeat] = {
@@ -68,10 +72,25 @@ CMAKE: dict[str, Repeat] = {
                               f"cuda_add_library(l{i} a.cu OPTIONS -G)\n",
     "arch-prop": lambda i: f'set_target_properties(t_{i} PROPERTIES CUDA_ARCHITECTURES "70;80")\n',
     "plain": lambda i: f"add_library(lib_{i} a.cpp)\n",
+    "long-flags": lambda i: " -arch=sm_80 --use_fast_math" if i else 'set(CMAKE_CUDA_FLAGS "',
+    "long-sources": lambda i: f" a{i}.cu" if i else "add_executable(t",
+    "long-links": lambda i: " CUDA::cublas CUDA::cudart" if i else "target_link_libraries(t",
+    "nested-if": lambda i: "if(A)\n" if i else "add_executable(t a.cu)\n",
 }
 
-#: Closes what a shape's first repetition opened.
-_CLOSE = {("cmake", "long-set"): ")\n"}
+#: What closes a shape of ``n`` repetitions (its first one opened it, or each one did).
+_CLOSE: dict[tuple[str, str], Callable[[int], str]] = {
+    ("cmake", "long-set"): lambda n: ")\n",
+    ("make", "long-line"): lambda n: "\n",
+    ("make", "long-recipe"): lambda n: "\n",
+    ("make", "nested-cond"): lambda n: "endif\n" * (n - 1),
+    ("cmake", "long-flags"): lambda n: '")\n',
+    ("cmake", "long-sources"): lambda n: ")\n",
+    ("cmake", "long-links"): lambda n: ")\n",
+    ("cmake", "nested-if"): lambda n: "endif()\n" * (n - 1),
+}
+#: Shapes whose first repetition goes last: it is what the others nest around.
+_INNERMOST = frozenset({("make", "nested-cond"), ("cmake", "nested-if")})
 
 
 def _synthetic(kind: str) -> Repeat:
@@ -102,7 +121,10 @@ def text_of(kind: str, name: str, repeat: Repeat, size: int) -> str:
         parts.append(repeat(i))
         total += len(parts[-1])
         i += 1
-    return "".join(parts) + _CLOSE.get((kind, name), "")
+    if (kind, name) in _INNERMOST:
+        parts.append(parts.pop(0))
+    close = _CLOSE.get((kind, name))
+    return "".join(parts) + (close(len(parts)) if close is not None else "")
 
 
 def pipelines(kind: str, peer: bool) -> dict[str, Callable[[str], object]]:

@@ -143,11 +143,13 @@ def _block_opcodes(old: list[str], new: list[str], autojunk: bool) -> list[Opcod
     """What difflib says of two lists of lines; a line or none on each side (most blocks of a port)
     is told without it."""
     if len(old) > 1 or len(new) > 1:
-        return difflib.SequenceMatcher(None, old, new, autojunk=autojunk).get_opcodes()
+        codes: list[Opcode] = list(difflib.SequenceMatcher(None, old, new, autojunk=autojunk).get_opcodes())
+        return codes
     if old == new:
         return [("equal", 0, len(old), 0, len(new))] if old else []
     tag = "replace" if old and new else "delete" if old else "insert"
-    return [(tag, 0, len(old), 0, len(new))]
+    code: Opcode = (tag, 0, len(old), 0, len(new))
+    return [code]
 
 
 def _grouped(codes: list[Opcode], context: int) -> Iterator[list[Opcode]]:

@@ -74,7 +74,8 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
     text = tree.source
     scan = Prescan(text)
     out = FileFacts()
-    for start, end in tree.spans(Assignment):  # no line need be built
+    # every assignment holds "=" (a file without one need not be outlined: its outline is a tuple a line)
+    for start, end in tree.spans(Assignment) if "=" in text else ():  # no line need be built
         hot = scan.hot(start, end)  # nvcc, hipcc or an architecture name in it
         if not hot and text.find("$", start, end) < 0:
             continue  # neither a compiler nor an architecture list, and made of no other variable
@@ -96,7 +97,10 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
         # a recipe matters if it may link (-o) or run nvcc (or, unless known, a program a variable names)
         return cls is Define or scan.hot(start, end) or marks.search(text, start, end) is not None
 
-    for line in tree.select(_COMMANDS, commands_that_matter):
+    def may_matter() -> bool:  # what commands_that_matter asks of a line, asked of the whole text
+        return "define" in text or scan.hits is None or bool(scan.hits) or marks.search(text) is not None
+
+    for line in tree.select(_COMMANDS, commands_that_matter) if may_matter() else ():
         commands: list[str] = []
         if isinstance(line, RecipeLine):
             commands = [line.command_text]

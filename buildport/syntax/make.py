@@ -28,6 +28,7 @@ from __future__ import annotations
 import gc
 import re
 from functools import lru_cache
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from buildport.grammars import grammar_text
@@ -152,6 +153,7 @@ def _parse(text: str, path: str, prefix: str, fast: bool) -> MakeFile:
     gc.disable()  # big trees of small objects: the collector makes parsing quadratic
     try:
         scanned = scan(text, _tables(prefix), _CHECKED) if fast else None
+        children: Sequence[Any]
         if scanned is None:
             from buildport.syntax.make_lark import read
 
@@ -198,7 +200,7 @@ def conditional_facts(text: str, token: tuple[str, int, int]) -> _Facts:
     return directive, _valid(text, condition, arguments), inner is None, keyword.start - token[1]
 
 
-def _check(text: str, path: str, children: list[Any], checked: list[int]) -> None:
+def _check(text: str, path: str, children: Sequence[Any], checked: list[int]) -> None:
     """Reject what GNU make rejects while reading: unbalanced conditionals, stray endef.
 
     ``checked`` are where the conditional and "other" lines outside define

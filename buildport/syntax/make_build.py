@@ -117,7 +117,7 @@ def build_lines(text: str, children: Sequence[Any]) -> tuple[str, list[Line]]:
     return bom, lines
 
 
-def lines_at(text: str, children: list[Any], firsts: Sequence[int]) -> list[Line]:
+def lines_at(text: str, children: Sequence[Any], firsts: Sequence[int]) -> list[Line]:
     """The nodes of the lines whose first token is ``children[i]`` for each ``i`` in ``firsts``.
 
     Each node equals the one :func:`build_lines` builds for that line.
@@ -125,7 +125,7 @@ def lines_at(text: str, children: list[Any], firsts: Sequence[int]) -> list[Line
     return [line_at(text, children, first) for first in firsts]
 
 
-def line_at(text: str, children: list[Any], first: int) -> Line:
+def line_at(text: str, children: Sequence[Any], first: int) -> Line:
     """The node of the line whose first token is ``children[first]``."""
     count = len(children)
     after = first + 1
@@ -136,7 +136,7 @@ def line_at(text: str, children: list[Any], first: int) -> Line:
         eol = _new_span((start, start + 1 if text[start] == "\n" else start + 2))
     else:
         eol = _new_span((len(text), len(text)))
-    return _node(text, children[first:after], eol)
+    return _node(text, cast(list[Any], children[first:after]), eol)  # a slice of the tokens is a list
 
 
 def _node(text: str, tokens: list[Any], eol: Span) -> Line:
@@ -246,7 +246,7 @@ def _name_and_operator(text: str, head: Tok) -> tuple[tuple[Span, ...], Span, Sp
     return mods, _new_span((name_start, name_end)), op
 
 
-def variable_at(text: str, children: list[Any], first: int) -> tuple[str, Span]:
+def variable_at(text: str, children: Sequence[Any], first: int) -> tuple[str, Span]:
     """The variable an assignment line sets and its value, its first token being ``children[first]``.
 
     The ``variable`` and ``value`` of the node :func:`line_at` would build, without building it.

@@ -11,6 +11,7 @@ built (:meth:`MakeFile.select`). A node built here equals the one
 from __future__ import annotations
 
 import gc
+from collections.abc import Sequence
 from typing import Any
 
 from buildport.syntax.make_build import build_lines, line_at, variable_at
@@ -44,7 +45,7 @@ class Reader:
 
     __slots__ = ("_assignments", "_nodes", "_outline", "_starts", "_variables", "children", "text")
 
-    def __init__(self, text: str, children: list[Any], nodes: dict[int, Line] | None = None) -> None:
+    def __init__(self, text: str, children: Sequence[Any], nodes: dict[int, Line] | None = None) -> None:
         self.text = text
         self.children = children
         self._nodes: dict[int, Line] = nodes if nodes is not None else {}
@@ -106,7 +107,7 @@ class Reader:
         return self._outline
 
 
-def _outline(children: list[Any], size: int) -> list[Entry]:
+def _outline(children: Sequence[Any], size: int) -> list[Entry]:
     entries: list[Entry] = []
     classes = _CLASSES
     pending: tuple[type[Line], int, int] | None = None

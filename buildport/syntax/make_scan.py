@@ -29,7 +29,7 @@ a process that finds them there reads Makefiles without importing Lark.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -39,6 +39,7 @@ from buildport import compiled
 from buildport.grammars import cached_json
 from buildport.syntax import make_first
 from buildport.syntax.make_first import parsed_can_begin_with
+from buildport.syntax.make_tokens import PACK_AFTER, PackedTokens
 
 if TYPE_CHECKING:  # Lark is imported only where tables are taken out of its parser
     from lark import Lark
@@ -359,10 +360,12 @@ def _valid_data(found: object) -> bool:
         return False
 
 
-def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tuple[list[Any], list[int]] | None:
+def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tuple[Sequence[Any], list[int]] | None:
     """The tokens and define records of ``text``, as the Lark parser gives them; None if it rejects.
 
-    Tokens are ``(kind, start, end)`` tuples; a define record is ``(kind, children)``.
+    Tokens are ``(kind, start, end)`` tuples; a define record is ``(kind, children)``;
+    past :data:`~buildport.syntax.make_tokens.PACK_AFTER` of them, they are kept in a
+    :class:`~buildport.syntax.make_tokens.PackedTokens`, which reads as their list.
     Also returns where the tokens of a kind in ``watch`` are, among those outside
     any record. The LALR stack of this grammar stays shallow (its lines are
     left-recursive lists), so a whole stack is a small tuple and the reductions
@@ -375,6 +378,10 @@ def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tupl
     marks: list[int] = []
     opened: list[int] = []  # where each open define block starts in `out`
     append = out.append
+    packed: PackedTokens | None = None  # the tokens before `out`, once there are many (see make_tokens)
+    base = 0  # how many: the index in the whole run of out[0]
+    closed = False  # whether `out` holds a define record
+    pack_at = PACK_AFTER  # how many tokens `out` holds when it is packed (local: read once a line)
     pos, n = 0, len(text)
     while pos < n:
         match = config.match
@@ -393,11 +400,18 @@ def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tupl
             config, records, opens = step
             if records:
                 _close(out, opened, records)
+                closed = True
             if opens:
                 opened.append(len(out))
             elif kind in watch and not opened:
-                marks.append(len(out))
+                marks.append(base + len(out))
             append((kind, pos, end))
+            if kind == newline and len(out) >= pack_at and not opened:  # a line break not read with a token
+                packed = _packed(packed, out, closed)
+                base += len(out)
+                out = []
+                append = out.append
+                closed = False
         else:
             fused = config.fused.get(kind) or tables.fused_step(config, kind)
             if fused is None:
@@ -405,20 +419,38 @@ def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tupl
             config, records, opens, after = fused
             if records:
                 _close(out, opened, records)
+                closed = True
             if opens:
                 opened.append(len(out))
             elif kind in watch and not opened:
-                marks.append(len(out))
+                marks.append(base + len(out))
             append((kind, pos, token_end))
             if after:
                 _close(out, opened, after)
+                closed = True
             append((newline, token_end, end))
+            if len(out) >= pack_at and not opened:  # a large file: its tokens go into flat arrays
+                packed = _packed(packed, out, closed)  # (looked at once a line, after its line break)
+                base += len(out)
+                out = []
+                append = out.append
+                closed = False
         pos = end
     step = config.steps.get("$END") or tables.step(config, "$END")
     if step is None:
         return None
     _close(out, opened, step[1])
+    if packed is not None:
+        return _packed(packed, out, closed or bool(step[1])), marks
     return out, marks
+
+
+def _packed(packed: PackedTokens | None, out: list[Any], records: bool) -> PackedTokens:
+    """``packed`` (made if None) with the tokens of ``out`` added (``records``: some are define records)."""
+    if packed is None:
+        packed = PackedTokens()
+    packed.pack(out, records)
+    return packed
 
 
 def _close(out: list[Any], opened: list[int], records: tuple[str, ...]) -> None:

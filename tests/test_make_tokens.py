@@ -1,0 +1,108 @@
+"""The tokens of a large Makefile in flat arrays (buildport.syntax.make_tokens) read as their list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from buildport.engine import port_make
+from buildport.syntax import make, make_scan
+from buildport.syntax.make import parse_make
+from buildport.syntax.make_scan import scan
+from buildport.syntax.make_tokens import PACK_AFTER, PackedTokens
+from buildport.textio import decode
+from tests.test_make_scan import ALPHABET, IDS, MAKEFILES
+from tests.test_make_syntax import makefile_texts
+
+
+def _scanned(text: str, every: int) -> tuple[Any, list[int]] | None:
+    """``scan`` packing runs of ``every`` tokens (as it does for a file of many)."""
+    before = make_scan.PACK_AFTER
+    make_scan.PACK_AFTER = every
+    try:
+        return scan(text, make._tables(make.TAB), make._CHECKED)
+    finally:
+        make_scan.PACK_AFTER = before
+
+
+def same_reading(text: str, every: int = 3) -> bool:
+    """Packed or listed, the scanner's tokens read the same: each, in slices, in order, and their marks.
+    Whether they were packed (at a line break past ``every`` tokens, outside a define)."""
+    listed = scan(text, make._tables(make.TAB), make._CHECKED)
+    packed = _scanned(text, every)
+    if listed is None:
+        assert packed is None
+        return False
+    assert packed is not None
+    tokens, marks = listed
+    kept, kept_marks = packed
+    assert kept_marks == marks
+    assert len(kept) == len(tokens)
+    assert list(kept) == tokens
+    assert [kept[i] for i in range(len(tokens))] == tokens
+    assert [kept[-i] for i in range(1, len(tokens) + 1)] == [tokens[-i] for i in range(1, len(tokens) + 1)]
+    assert kept[1:-1] == tokens[1:-1] and kept[::2] == tokens[::2]
+    return isinstance(kept, PackedTokens)
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_packed_tokens_read_as_the_list_on_fixtures(path: Path) -> None:
+    text = decode(path.read_bytes(), str(path))
+    assert same_reading(text) or text.count("\n") < 5
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\n", "a\n\n\nb", "define x\nendef\n\n", "define a\n  define b\n  endef\nendef\nz\n",
+     "x = 1\n" * 5 + "define y\nA\nendef\n" + "b:\n\tc\n" * 4, "\ufeff\na:\n", "define a\nb\nendef"],
+)  # fmt: skip
+@pytest.mark.parametrize("every", [1, 2, 3, 7])
+def test_packed_tokens_read_as_the_list_on_edge_cases(text: str, every: int) -> None:
+    same_reading(text, every)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(makefile_texts(), st.integers(1, 9))
+def test_packed_tokens_read_as_the_list_on_generated_makefiles(text: str, every: int) -> None:
+    same_reading(text, every)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(alphabet=ALPHABET, max_size=80))
+def test_packed_tokens_read_as_the_list_on_arbitrary_text(text: str) -> None:
+    same_reading(text, 2)
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_a_packed_makefile_is_read_and_ported_as_a_listed_one(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = decode(path.read_bytes(), str(path))
+    listed = parse_make(text, str(path))
+    expected_lines = [(type(n).__name__, n.start, n.end) for n in listed.lines]
+    expected = port_make(text, "Makefile")
+    monkeypatch.setattr(make_scan, "PACK_AFTER", 5)
+    packed = parse_make(text, str(path))
+    assert [(type(n).__name__, n.start, n.end) for n in packed.lines] == expected_lines
+    assert str(packed) == text
+    ported = port_make(text, "Makefile")
+    assert (ported.text, ported.findings) == (expected.text, expected.findings)
+
+
+def test_a_makefile_of_many_tokens_keeps_them_packed() -> None:
+    """A file of the shortest lines past PACK_AFTER tokens: one byte and one offset a token."""
+    text = "all:\n\techo\n" * (PACK_AFTER // 2)
+    tree = parse_make(text, "Makefile")
+    tokens = tree._reader.children  # type: ignore[attr-defined]  # what the parser read
+    assert isinstance(tokens, PackedTokens) and len(tokens) >= PACK_AFTER
+    assert tokens[-1] == ("NEWLINE", len(text) - 1, len(text))
+    assert str(tree) == text
+    assert len(tree.lines) == text.count("\n")
+
+
+def test_more_kinds_than_a_byte_holds_are_refused() -> None:
+    packed = PackedTokens()
+    with pytest.raises(ValueError):
+        packed.pack([(f"K{i}", i, i + 1) for i in range(300)], False)
