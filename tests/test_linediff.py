@@ -16,20 +16,24 @@ from buildport.textio import spliced
 _LINE_TEXT = st.text(alphabet="ab \n", max_size=40)
 
 
-@settings(max_examples=400, deadline=None)
-@given(_LINE_TEXT, st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6), st.text(alphabet="xy\n", max_size=6)),
-                            max_size=5))
-@example("a" * 27 + "\n\na", [(22, 6, ""), (28, 2, "")])  # a line joined to the next region's: one block
-def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[int, int, str]]) -> None:
-    """Outside the blocks both texts have the same lines; each block is whole lines of both."""
+def _cut(original: str, cuts: list[tuple[int, int, str]]) -> tuple[str, list[tuple[int, int, int, int]]]:
     merged: list[tuple[int, int, str]] = []
     for start, width, new in sorted(cuts):
         start = min(start, len(original))
         if merged and start < merged[-1][1]:
             continue
         merged.append((start, min(start + width, len(original)), new))
-    text = spliced(original, merged)
-    blocks = list(line_blocks(original, text, _regions(merged)))
+    return spliced(original, merged), _regions(merged)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LINE_TEXT, st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6), st.text(alphabet="xy\n", max_size=6)),
+                            max_size=5))
+@example("a" * 27 + "\n\na", [(22, 6, ""), (28, 2, "")])  # a line joined to the next region's: one block
+def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[int, int, str]]) -> None:
+    """Outside the blocks both texts have the same lines; each block is whole lines of both."""
+    text, regions = _cut(original, cuts)
+    blocks = list(line_blocks(original, text, regions))
     outside_old: list[str] = []
     outside_new: list[str] = []
     at = new_at = 0
@@ -42,16 +46,6 @@ def test_line_blocks_leave_equal_lines_outside(original: str, cuts: list[tuple[i
         outside_new += lines(text[new_at:new_start])
         at, new_at = end, new_end
     assert outside_old + lines(original[at:]) == outside_new + lines(text[new_at:])
-
-
-def _cut(original: str, cuts: list[tuple[int, int, str]]) -> tuple[str, list[tuple[int, int, int, int]]]:
-    merged: list[tuple[int, int, str]] = []
-    for start, width, new in sorted(cuts):
-        start = min(start, len(original))
-        if merged and start < merged[-1][1]:
-            continue
-        merged.append((start, min(start + width, len(original)), new))
-    return spliced(original, merged), _regions(merged)
 
 
 def _patched(original: str, diff: list[str]) -> str:
