@@ -75,7 +75,7 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
     scan = Prescan(text)
     out = FileFacts()
     # every assignment holds "=" (a file without one need not be outlined: its outline is a tuple a line)
-    for start, end in tree.spans(Assignment) if "=" in text else ():  # no line need be built
+    for start, end in tree.iter_spans(Assignment) if "=" in text else ():  # no line need be built
         hot = scan.hot(start, end)  # nvcc, hipcc or an architecture name in it
         if not hot and text.find("$", start, end) < 0:
             continue  # neither a compiler nor an architecture list, and made of no other variable

@@ -322,6 +322,8 @@ class LineReader(Protocol):
 
     def outline(self) -> list[tuple[type[Line], int, int, int]]: ...
 
+    def iter_outline(self) -> Iterator[tuple[type[Line], int, int, int]]: ...
+
     def node(self, index: int) -> Line: ...
 
     def variables(self) -> dict[int, tuple[int, str, Span]]: ...
@@ -482,6 +484,15 @@ class MakeFile:
         if self._lines is not None or self._reader is None:
             return [(line.span.start, line.span.end) for line in self.lines if type(line) is cls]
         return [(start, end) for c, start, end, _ in self._reader.outline() if c is cls]
+
+    def iter_spans(self, cls: type[Line]) -> Iterator[tuple[int, int]]:
+        """:meth:`spans` one after another; keeps no outline it did not have (for a single reading)."""
+        if self._lines is not None or self._reader is None:
+            yield from self.spans(cls)
+            return
+        for c, start, end, _ in self._reader.iter_outline():
+            if c is cls:
+                yield start, end
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MakeFile):

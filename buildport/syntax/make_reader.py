@@ -11,7 +11,7 @@ built (:meth:`MakeFile.select`). A node built here equals the one
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from buildport.syntax.make_build import build_lines, line_at, variable_at
@@ -103,12 +103,18 @@ class Reader:
     def outline(self) -> list[Entry]:
         """Each line but blanks and comments: its class, span and first token, in order."""
         if self._outline is None:
-            self._outline = _outline(self.children, len(self.text))
+            self._outline = list(_outline(self.children, len(self.text)))
         return self._outline
 
+    def iter_outline(self) -> Iterator[Entry]:
+        """:meth:`outline`, read off the tokens as it goes when it is not kept yet (and not kept then:
+        the outline of a file of short lines takes several times the file)."""
+        if self._outline is not None:
+            return iter(self._outline)
+        return _outline(self.children, len(self.text))
 
-def _outline(children: Sequence[Any], size: int) -> list[Entry]:
-    entries: list[Entry] = []
+
+def _outline(children: Sequence[Any], size: int) -> Iterator[Entry]:
     classes = _CLASSES
     pending: tuple[type[Line], int, int] | None = None
     line_start = True
@@ -117,7 +123,7 @@ def _outline(children: Sequence[Any], size: int) -> list[Entry]:
         kind = item[0]
         if kind == "NEWLINE":
             if pending is not None:
-                entries.append((pending[0], pending[1], item[1], pending[2]))
+                yield pending[0], pending[1], item[1], pending[2]
                 pending = None
             line_start = True
         elif line_start:
@@ -130,5 +136,4 @@ def _outline(children: Sequence[Any], size: int) -> list[Entry]:
             start = item[1] if len(item) == 3 else item[1][0][1]
             pending = (cls, start, index)
     if pending is not None:
-        entries.append((pending[0], pending[1], size, pending[2]))
-    return entries
+        yield pending[0], pending[1], size, pending[2]
