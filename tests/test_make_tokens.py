@@ -106,3 +106,29 @@ def test_more_kinds_than_a_byte_holds_are_refused() -> None:
     packed = PackedTokens()
     with pytest.raises(ValueError):
         packed.pack([(f"K{i}", i, i + 1) for i in range(300)], False)
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_spans_read_as_the_outline_is_made_equal_the_kept_ones(path: Path) -> None:
+    from buildport.syntax.make_nodes import SELECTABLE
+
+    text = decode(path.read_bytes(), str(path))
+    fresh = parse_make(text, str(path))
+    for cls in SELECTABLE:
+        assert list(fresh.iter_spans(cls)) == parse_make(text, str(path)).spans(cls)
+    assert fresh._reader._outline is None  # type: ignore[attr-defined]  # read as it was made, not kept
+    first = next(iter(SELECTABLE))
+    kept = fresh.spans(first)
+    assert list(fresh.iter_spans(first)) == kept  # from the outline kept now
+
+
+def test_facts_of_a_file_of_assignments_keep_no_outline() -> None:
+    from buildport.passes.make_facts import file_facts
+
+    tree = parse_make("A=1\n" * 100 + "all:\n\techo\n", "Makefile")
+    facts = file_facts(tree)
+    assert not (facts.uses or facts.compiler_vars or facts.arch_vars or facts.host_links)
+    assert tree._reader._outline is None  # type: ignore[attr-defined]
+    # an assignment whose value refers to a variable is read: then the lines are outlined and kept
+    tree = parse_make("A=1\n" * 100 + "B = $(A)\n", "Makefile")
+    assert file_facts(tree).uses == {"B": {"A"}}
