@@ -303,6 +303,8 @@ def _compiles_relocatable(ctx: MakeContext) -> bool:
     """Whether a line of the file runs nvcc (or a compiler variable) with ``-dc``: its objects are then
     linked with their device code, which nvcc does on its own in any link of them."""
     text = ctx.text
+    if "-dc" not in text and "--device-c" not in text:
+        return False  # what the pattern needs, found by a plain search (its look-behind is tried everywhere)
     for m in _DEVICE_C.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
