@@ -69,6 +69,7 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
         rewrite.run(ctx)
     new, regions = ctx.edits.rendered() if not ctx.edits.empty else (text, [])
     result = Result(path, text, new, ctx.findings, set(ctx.facts.packages), regions=regions)
+    del ctx, tree  # the tree is not kept while the new text is read
     if verify and new != text:
         try:
             again = port_cmake(new, path, options, verify=False)
@@ -118,6 +119,7 @@ def port_make(
         # the block goes where _shifted put it: after the edits that end at or before its origin
         merged.insert(bisect_right([end for _, end, _ in merged], origin), (origin, origin, block))
     result = Result(path, text, new, ctx.findings, regions=_regions(merged))
+    del ctx, tree, merged  # the lines read (a large file's nodes) are not kept while the new text is read
     if verify and new != text:
         try:
             again = port_make(new, path, options, verify=False, facts=facts)
