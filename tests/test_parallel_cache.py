@@ -82,6 +82,23 @@ def test_jobs_and_cache_give_the_same_bytes(name: str, tree: Path, tmp_path: Pat
     assert list((tmp_path / "cache").rglob("*.json"))
 
 
+@pytest.mark.parametrize("kind", ["cmake", "make"])
+def test_a_diff_read_from_cached_results_is_the_diff_of_the_port(
+    kind: str, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A result from the cache keeps where the port changed the file: its diff is read from those lines."""
+    monkeypatch.setenv("BUILDPORT_REPLAY", "0")  # file by file: the entries are read, not a replayed run
+    args = [kind, "--diff", "-j", "1", "."]
+    serial = run(*args, "--no-cache", cwd=tree, cache_home=tmp_path / "unused")
+    assert serial[0].startswith(b"--- ")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert run(*args, *cache, cwd=tree, cache_home=tmp_path / "unused") == serial
+    stored = [json.loads(e.read_text(encoding="utf-8"))["value"] for e in (tmp_path / "cache").glob("??/*.json")]
+    changed = [v for v in stored if isinstance(v, dict) and v.get("text") is not None]
+    assert changed and all(v["regions"] for v in changed)
+    assert run(*args, *cache, cwd=tree, cache_home=tmp_path / "unused") == serial
+
+
 def test_default_cache_is_under_xdg_cache_home(tree: Path, tmp_path: Path) -> None:
     first = run("cmake", "--check", "-q", "gen", cwd=tree, cache_home=tmp_path / "xdg")
     assert list((tmp_path / "xdg" / "buildport").rglob("*.json"))
