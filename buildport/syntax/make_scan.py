@@ -406,12 +406,6 @@ def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tupl
             elif kind in watch and not opened:
                 marks.append(base + len(out))
             append((kind, pos, end))
-            if kind == newline and len(out) >= pack_at and not opened:  # a line break not read with a token
-                packed = _packed(packed, out, closed)
-                base += len(out)
-                out = []
-                append = out.append
-                closed = False
         else:
             fused = config.fused.get(kind) or tables.fused_step(config, kind)
             if fused is None:
@@ -429,12 +423,13 @@ def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tupl
                 _close(out, opened, after)
                 closed = True
             append((newline, token_end, end))
-            if len(out) >= pack_at and not opened:  # a large file: its tokens go into flat arrays
-                packed = _packed(packed, out, closed)  # (looked at once a line, after its line break)
-                base += len(out)
-                out = []
-                append = out.append
-                closed = False
+        if len(out) >= pack_at and not opened and (token_end != end or kind == newline):
+            # a large file, at a line's end: its tokens go into flat arrays
+            packed = _packed(packed, out, closed)
+            base += len(out)
+            out = []
+            append = out.append
+            closed = False
         pos = end
     step = config.steps.get("$END") or tables.step(config, "$END")
     if step is None:
