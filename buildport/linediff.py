@@ -16,11 +16,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
+from typing import Literal
 
 from buildport.result import Region
 
 #: ``(tag, i1, i2, j1, j2)`` as :meth:`difflib.SequenceMatcher.get_opcodes` gives them, over lines.
-Opcode = tuple[str, int, int, int, int]
+Opcode = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+$")
 
@@ -143,37 +144,22 @@ def _block_opcodes(old: list[str], new: list[str], autojunk: bool) -> list[Opcod
     """What difflib says of two lists of lines; a line or none on each side (most blocks of a port)
     is told without it."""
     if len(old) > 1 or len(new) > 1:
-        codes: list[Opcode] = list(difflib.SequenceMatcher(None, old, new, autojunk=autojunk).get_opcodes())
-        return codes
+        return difflib.SequenceMatcher(None, old, new, autojunk=autojunk).get_opcodes()
     if old == new:
         return [("equal", 0, len(old), 0, len(new))] if old else []
-    tag = "replace" if old and new else "delete" if old else "insert"
-    code: Opcode = (tag, 0, len(old), 0, len(new))
-    return [code]
+    return [("replace" if old and new else "delete" if old else "insert", 0, len(old), 0, len(new))]
 
 
-def _grouped(codes: list[Opcode], context: int) -> Iterator[list[Opcode]]:
-    """The hunks of a unified diff: changes with ``context`` equal lines around them, as
-    :meth:`difflib.SequenceMatcher.get_grouped_opcodes` groups them."""
-    if not codes:
-        codes = [("equal", 0, 1, 0, 1)]
-    codes = list(codes)
-    if codes[0][0] == "equal":
-        tag, i1, i2, j1, j2 = codes[0]
-        codes[0] = tag, max(i1, i2 - context), i2, max(j1, j2 - context), j2
-    if codes[-1][0] == "equal":
-        tag, i1, i2, j1, j2 = codes[-1]
-        codes[-1] = tag, i1, min(i2, i1 + context), j1, min(j2, j1 + context)
-    group: list[Opcode] = []
-    for tag, i1, i2, j1, j2 in codes:
-        if tag == "equal" and i2 - i1 > 2 * context:  # a long equal run ends the hunk
-            group.append((tag, i1, min(i2, i1 + context), j1, min(j2, j1 + context)))
-            yield group
-            group = []
-            i1, j1 = max(i1, i2 - context), max(j1, j2 - context)
-        group.append((tag, i1, i2, j1, j2))
-    if group and not (len(group) == 1 and group[0][0] == "equal"):
-        yield group
+class _Compared(difflib.SequenceMatcher[str]):
+    """A matcher whose opcodes are already known (compared block by block): difflib groups them into
+    the hunks of a unified diff (:meth:`~difflib.SequenceMatcher.get_grouped_opcodes`)."""
+
+    def __init__(self, codes: list[Opcode]) -> None:
+        super().__init__(None, [], [])
+        self._codes = codes
+
+    def get_opcodes(self) -> list[Opcode]:
+        return list(self._codes)  # a copy: the grouping edits the first and last in place
 
 
 def _range(start: int, stop: int) -> str:
@@ -198,7 +184,7 @@ def unified(original: str, text: str, regions: list[Region] | None, before: str,
     else:
         codes = opcodes(original, text, regions)
     old = new = None
-    for group in _grouped(codes, context):
+    for group in _Compared(codes).get_grouped_opcodes(context):
         if old is None:
             old, new = lines(original), lines(text)
             yield f"--- {before}\n"
