@@ -19,7 +19,7 @@ from buildport.rules import cmake as cmake_rules
 from buildport.rules.flags import UNAMBIGUOUS
 from buildport.rules import libraries as library_rules
 from buildport.rules.paths import CUDA_ENV_VARS
-from buildport.wordtrie import WordSearch
+from buildport.wordtrie import WordSearch, lowercase
 
 #: Words the passes look for that no table row spells out.
 _FIXED = (
@@ -95,7 +95,7 @@ def may_have_residue(text: str) -> bool:
     global _residue
     if _residue is None:
         _residue = trigger(residue_words())
-    return _residue.found_in(text.lower())
+    return _residue.found_in(lowercase(text))
 
 
 def residue_words() -> list[str]:
@@ -108,7 +108,7 @@ def may_need_cmake_audit(text: str) -> bool:
     for the rules' words, then plain substring tests for the residue words it does not match."""
     if _off:
         return True
-    lowered = text.lower()
+    lowered = lowercase(text)
     if cmake_trigger().found_in(lowered):
         return True
     return any(word in lowered for word in _residue_only())
@@ -142,7 +142,7 @@ def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bo
     """
     if _off:
         return [True] * len(starts)
-    lowered = text.lower()
+    lowered = lowercase(text)
     if len(lowered) != len(text):  # a character whose lower case is longer: the offsets differ
         return [has_cmake_trigger(text[start:end]) for start, end in zip(starts, ends)]
     found = [False] * len(starts)
@@ -163,7 +163,7 @@ def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bo
 
 def has_cmake_trigger(text: str) -> bool:
     """The search itself, never switched off (for rules that depend on it, not only skip work)."""
-    return cmake_trigger().found_in(text.lower())
+    return cmake_trigger().found_in(lowercase(text))
 
 
 _off = False

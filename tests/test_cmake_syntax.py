@@ -230,3 +230,20 @@ def test_line_starts_after_each_line_ending(text: str) -> None:
     from buildport.textio import line_starts
 
     assert line_starts(text) == [0] + [m.end() for m in re.finditer(r"\r\n|\n|\r", text)]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.text(alphabet="x\n\r ", max_size=20))
+def test_line_starts_of_a_large_text_the_same(text: str) -> None:
+    """Past a megabyte the starts are kept in an array, with the same offsets."""
+    import re
+
+    from buildport import textio
+
+    lines_before = textio._LARGE // 3 + 1
+    large = "x\r\n" * lines_before + text
+    expected = [0] + [m.end() for m in re.finditer(r"\r\n|\n|\r", large)]
+    starts = textio.line_starts(large)
+    assert len(large) > textio._LARGE and list(starts) == expected
+    lines = textio.LineMap(large)
+    assert lines.position(len(large) - len(text)) == (lines_before + 1, 1)

@@ -7,7 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildport.wordtrie import WordSearch, trie_pattern
+from buildport import wordtrie
+from buildport.wordtrie import WordSearch, lowercase, trie_pattern
 
 WORDS = st.lists(st.text(alphabet="abc.-", min_size=1, max_size=4), min_size=1, max_size=6)
 TEXT = st.text(alphabet="abcx.-", max_size=14)
@@ -46,3 +47,27 @@ def test_the_tries_begin_with_a_literal() -> None:
     split = WordSearch(["cuda", "cublas", "nvcc", "-xcompiler", "--ptx"])
     assert [p.pattern for p in split.patterns] == [r"\-(?:\-ptx|xcompiler)", "cu(?:blas|da)", "nvcc"]
 
+
+
+#: Characters whose lower case depends on their neighbours (a final sigma), changes length (İ),
+#: is case-ignorable (a combining mark, an apostrophe, a colon) or is neither cased nor ignorable.
+FOLDING = st.text(alphabet="AaΣσςİ\u0301':. \n\r\tÉ©x", max_size=60)
+
+
+@settings(max_examples=600, derandomize=True, deadline=None)
+@given(FOLDING, st.integers(1, 12))
+def test_lowercase_in_pieces_is_str_lower(text: str, piece: int) -> None:
+    """Pieces of whole lines are lower-cased as the whole text is, whatever sits at their ends."""
+    before = wordtrie._PIECE
+    wordtrie._PIECE = piece
+    try:
+        assert lowercase(text) == text.lower()
+    finally:
+        wordtrie._PIECE = before
+
+
+def test_lowercase_of_a_long_text_past_ascii() -> None:
+    line = "ΑΣ Σ:Σ\u0301 İ CUDA_PATH ©\n"
+    text = line * (2 * wordtrie._PIECE // len(line) + 3)
+    assert lowercase(text) == text.lower()
+    assert lowercase("NVCC" * wordtrie._PIECE) == "nvcc" * wordtrie._PIECE  # ASCII: folded at once

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from buildport.prescan import residue_words, trigger
-from buildport.wordtrie import WordSearch
+from buildport.wordtrie import WordSearch, lowercase
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
 from buildport.rules.make import (
@@ -78,7 +78,7 @@ def quiet(text: str, link_names: frozenset[str]) -> bool:
     """Whether no word of :func:`make_words`, :func:`name_words` or the audit's residue words is in
     ``text``, as their searches read it: one search where most Makefiles would take three to find
     nothing."""
-    lowered = text.lower()
+    lowered = lowercase(text)
     if not _searchable(text, lowered):
         return False  # the searches report no offsets for such a text: let them say so
     return not _either(link_names).found_in(lowered)
@@ -107,7 +107,7 @@ def _static_hits(text: str, link_names: frozenset[str]) -> list[int] | None:
     """Where :func:`make_words` occur in ``text`` (one search per text, shared by the passes)."""
     if quiet(text, link_names):
         return []
-    lowered = text.lower()
+    lowered = lowercase(text)
     if len(lowered) != len(text):  # a few characters change length when case folded: offsets would shift
         return None
     return [m.start() for m in _static(link_names).finditer(lowered)]
@@ -177,7 +177,7 @@ class Names(Prescan):
         if holds_no_word(text):
             hits = []
         else:
-            lowered = text.lower()
+            lowered = lowercase(text)
             if not _searchable(text, lowered):
                 return  # offsets would shift, or a name might match a pattern in a way the search does not
             hits = [m.start() for m in _NAMES.finditer(lowered)]
