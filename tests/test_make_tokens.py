@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from buildport.engine import port_make
-from buildport.syntax import make, make_scan
+from buildport.syntax import make, make_reader, make_scan
 from buildport.syntax.make import parse_make
 from buildport.syntax.make_scan import scan
 from buildport.syntax.make_tokens import PACK_AFTER, PackedTokens
@@ -84,6 +84,7 @@ def test_a_packed_makefile_is_read_and_ported_as_a_listed_one(path: Path, monkey
     expected_lines = [(type(n).__name__, n.start, n.end) for n in listed.lines]
     expected = port_make(text, "Makefile")
     monkeypatch.setattr(make_scan, "PACK_AFTER", 5)
+    monkeypatch.setattr(make_reader, "_KEPT_NODES", 2)  # a large file's nodes let go and built again
     packed = parse_make(text, str(path))
     assert [(type(n).__name__, n.start, n.end) for n in packed.lines] == expected_lines
     assert str(packed) == text
@@ -132,3 +133,31 @@ def test_facts_of_a_file_of_assignments_keep_no_outline() -> None:
     # an assignment whose value refers to a variable is read: then the lines are outlined and kept
     tree = parse_make("A=1\n" * 100 + "B = $(A)\n", "Makefile")
     assert file_facts(tree).uses == {"B": {"A"}}
+
+
+@pytest.mark.parametrize("path", MAKEFILES, ids=IDS)
+def test_the_outline_of_packed_tokens_reads_as_the_list(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outline of a file whose tokens are packed is kept in arrays: the same entries, by index,
+    slice and in order; the same starts; each assignment's variable found by its start."""
+    from buildport.syntax.make_nodes import Assignment
+
+    text = decode(path.read_bytes(), str(path))
+    listed = parse_make(text, str(path))._reader  # type: ignore[attr-defined]
+    monkeypatch.setattr(make_scan, "PACK_AFTER", 3)
+    packed = parse_make(text, str(path))._reader  # type: ignore[attr-defined]
+    entries = listed.outline()
+    outline = packed.outline()
+    assert isinstance(outline, make_reader.PackedOutline) or len(listed.children) <= 3
+    assert list(outline) == entries and len(outline) == len(entries)
+    assert [outline[i] for i in range(len(entries))] == entries
+    assert outline[1:-1] == entries[1:-1] and outline[::3] == entries[::3]
+    assert list(packed.starts()) == listed.starts()
+    for cls, start, _, _ in entries:
+        if cls is Assignment:
+            assert packed.variable(start) == listed.variable(start)
+        else:
+            with pytest.raises(KeyError):
+                packed.variable(start)
+    assert packed.variables() == listed.variables()
+    with pytest.raises(KeyError):
+        packed.variable(len(text) + 1)

@@ -12,7 +12,7 @@ not fit); ``parse_make`` checks that they balance.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -296,7 +296,7 @@ _ASSIGNMENT_ONLY = frozenset({Assignment})
 
 
 def _holding(
-    entries: list[tuple[type[Line], int, int, int]], starts: list[int], offsets: list[int],
+    entries: Sequence[tuple[type[Line], int, int, int]], starts: Sequence[int], offsets: list[int],
 ) -> Iterator[tuple[type[Line], int, int]]:  # fmt: skip
     """(class, start, first token) of each outline entry (in order) whose span holds one of
     ``offsets`` (ascending), each once; ``starts`` are the entries' starts."""
@@ -320,7 +320,7 @@ class LineReader(Protocol):
 
     def build(self) -> list[Line]: ...
 
-    def outline(self) -> list[tuple[type[Line], int, int, int]]: ...
+    def outline(self) -> Sequence[tuple[type[Line], int, int, int]]: ...
 
     def iter_outline(self) -> Iterator[tuple[type[Line], int, int, int]]: ...
 
@@ -330,7 +330,7 @@ class LineReader(Protocol):
 
     def variable(self, start: int) -> tuple[int, str, Span]: ...
 
-    def starts(self) -> list[int]: ...
+    def starts(self) -> Sequence[int]: ...
 
 
 #: How many positions :meth:`MakeFile.line_col` finds by counting before it indexes the lines.
@@ -408,6 +408,8 @@ class MakeFile:
         if not offsets:
             return  # without reading the outline
         built = self._lines is not None or self._reader is None
+        entries: Sequence[tuple[type[Line], int, int, int]]
+        starts: Sequence[int]
         if built:
             entries = [(type(line), *line.span, i) for i, line in enumerate(self.lines)]
             starts = [entry[1] for entry in entries]

@@ -11,8 +11,10 @@ built (:meth:`MakeFile.select`). A node built here equals the one
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Sequence
-from typing import Any
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
 
 from buildport.syntax.make_build import build_lines, line_at, variable_at
 from buildport.syntax.make_nodes import (
@@ -27,6 +29,7 @@ from buildport.syntax.make_nodes import (
     RecipeLine,
     Rule,
 )  # fmt: skip
+from buildport.syntax.make_tokens import PackedTokens
 from buildport.syntax.make_words import Span
 
 #: An outline entry: the line's node class, where its text starts and ends, its first token's index.
@@ -49,10 +52,10 @@ class Reader:
         self.text = text
         self.children = children
         self._nodes: dict[int, Line] = nodes if nodes is not None else {}
-        self._outline: list[Entry] | None = None
+        self._outline: Sequence[Entry] | None = None
         self._variables: dict[int, tuple[int, str, Span]] | None = None
-        self._assignments: dict[int, tuple[Any, ...]] | None = None
-        self._starts: list[int] | None = None
+        self._assignments: dict[int, tuple[int, str, Span]] = {}  # those :meth:`variable` read
+        self._starts: Sequence[int] | None = None
 
     def build(self) -> list[Line]:
         """Every line's node, in order."""
@@ -65,45 +68,63 @@ class Reader:
                 gc.enable()
 
     def node(self, index: int) -> Line:
-        """The node of the line whose first token is ``children[index]``."""
-        found = self._nodes.get(index)
+        """The node of the line whose first token is ``children[index]``.
+
+        A node is kept for the next time it is asked for; a large file's (its tokens packed) are
+        let go a few thousand at a time, and built again if asked for again: a pass over every line
+        would keep them all otherwise (a node and its spans take about 500 bytes).
+        """
+        nodes = self._nodes
+        found = nodes.get(index)
         if found is None:
-            found = self._nodes[index] = line_at(self.text, self.children, index)
+            if len(nodes) >= _KEPT_NODES and isinstance(self.children, PackedTokens):
+                nodes.clear()
+            found = nodes[index] = line_at(self.text, self.children, index)
         return found
 
     def variables(self) -> dict[int, tuple[int, str, Span]]:
         """Each assignment line's start → where it ends, the variable it sets, its value (no node is built)."""
         if self._variables is None:
             text, children = self.text, self.children
+            read = self._assignments  # what :meth:`variable` read already, kept once (not twice)
+            self._assignments = {}
+            found: tuple[int, str, Span] | None
             self._variables = {
-                start: (end, *variable_at(text, children, index))
+                start: found if (found := read.get(start)) is not None else (end, *variable_at(text, children, index))
                 for cls, start, end, index in self.outline() if cls is Assignment
             }  # fmt: skip
         return self._variables
 
     def variable(self, start: int) -> tuple[int, str, Span]:
         """What :meth:`variables` holds for the assignment line that starts at ``start``, read from
-        that line alone."""
+        that line alone (found in the outline by its start: a map of every assignment line would
+        take more than the outline itself); ``KeyError`` if no assignment line starts there."""
         if self._variables is not None:
             return self._variables[start]
-        if self._assignments is None:
-            self._assignments = {start: (end, index) for cls, start, end, index in self.outline() if cls is Assignment}
-        found = self._assignments[start]
-        if len(found) == 2:  # not read yet
-            end, index = found
+        found = self._assignments.get(start)
+        if found is None:
+            i = bisect_left(self.starts(), start)
+            outline = self.outline()
+            if i == len(outline):
+                raise KeyError(start)
+            cls, at, end, index = outline[i]
+            if at != start or cls is not Assignment:
+                raise KeyError(start)
             found = self._assignments[start] = (end, *variable_at(self.text, self.children, index))
         return found
 
-    def starts(self) -> list[int]:
+    def starts(self) -> Sequence[int]:
         """Where each line of :meth:`outline` starts."""
         if self._starts is None:
-            self._starts = [entry[1] for entry in self.outline()]
+            outline = self.outline()
+            self._starts = outline.starts if isinstance(outline, PackedOutline) else [e[1] for e in outline]
         return self._starts
 
-    def outline(self) -> list[Entry]:
+    def outline(self) -> Sequence[Entry]:
         """Each line but blanks and comments: its class, span and first token, in order."""
         if self._outline is None:
-            self._outline = list(_outline(self.children, len(self.text)))
+            entries = _outline(self.children, len(self.text))
+            self._outline = PackedOutline(entries) if isinstance(self.children, PackedTokens) else list(entries)
         return self._outline
 
     def iter_outline(self) -> Iterator[Entry]:
@@ -112,6 +133,50 @@ class Reader:
         if self._outline is not None:
             return iter(self._outline)
         return _outline(self.children, len(self.text))
+
+
+#: How many nodes of a large file :meth:`Reader.node` keeps at most.
+_KEPT_NODES = 4096
+
+
+class PackedOutline(Sequence[Entry]):
+    """The outline of a large file (its tokens packed: see :mod:`~buildport.syntax.make_tokens`) in
+    flat arrays, 25 bytes a line where a tuple and its numbers take about 170; reads as the list."""
+
+    __slots__ = ("_classes", "_codes", "_ends", "_firsts", "starts")
+
+    def __init__(self, entries: Iterable[Entry]) -> None:
+        classes: list[type[Line]] = []
+        code_of: dict[type[Line], int] = {}
+        self._codes = bytearray()
+        self.starts, self._ends, self._firsts = array("q"), array("q"), array("q")
+        for cls, start, end, first in entries:
+            code = code_of.get(cls)
+            if code is None:
+                code = code_of[cls] = len(classes)
+                classes.append(cls)
+            self._codes.append(code)
+            self.starts.append(start)
+            self._ends.append(end)
+            self._firsts.append(first)
+        self._classes = tuple(classes)
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    @overload
+    def __getitem__(self, index: int) -> Entry: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Entry]: ...
+
+    def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._codes)))]
+        return self._classes[self._codes[index]], self.starts[index], self._ends[index], self._firsts[index]
+
+    def __iter__(self) -> Iterator[Entry]:
+        return zip(map(self._classes.__getitem__, self._codes), self.starts, self._ends, self._firsts)
 
 
 def _outline(children: Sequence[Any], size: int) -> Iterator[Entry]:
