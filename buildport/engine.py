@@ -113,11 +113,12 @@ def port_make(
         at = _shifted(origin, merged)
         newline = "\r\n" if "\r\n" in text else "\n"
         block = head.replace("\n", newline) + newline
-        if not after_root and not new[at:].startswith(("\n", "\r\n")):
+        if not after_root and not new.startswith(("\n", "\r\n"), at):
             block += newline
-        new = new[:at] + block + new[at:]
         # the block goes where _shifted put it: after the edits that end at or before its origin
         merged.insert(bisect_right([end for _, end, _ in merged], origin), (origin, origin, block))
+        new = ""  # let go before the text with the block is made (not new[:at] + block + new[at:]: three copies)
+        new = spliced(text, merged)
     result = Result(path, text, new, ctx.findings, regions=_regions(merged))
     del ctx, tree, merged  # the lines read (a large file's nodes) are not kept while the new text is read
     if verify and new != text:
