@@ -95,7 +95,7 @@ def may_have_residue(text: str) -> bool:
     global _residue
     if _residue is None:
         _residue = trigger(residue_words())
-    return _residue.found_in(lowercase(text))
+    return _residue.found_in_any_case(text)
 
 
 def residue_words() -> list[str]:
@@ -163,7 +163,7 @@ def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bo
 
 def has_cmake_trigger(text: str) -> bool:
     """The search itself, never switched off (for rules that depend on it, not only skip work)."""
-    return cmake_trigger().found_in(lowercase(text))
+    return cmake_trigger().found_in_any_case(text)
 
 
 _off = False

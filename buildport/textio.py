@@ -41,9 +41,9 @@ def line_starts(text: str) -> Sequence[int]:
     read off the matches one by one: splitting it would make a string of every line.
     """
     if len(text) > _LARGE:
-        starts = array("q", (0,))
-        starts.extend(m.end() for m in _NEWLINE.finditer(text))
-        return starts
+        packed = array("q", (0,))
+        packed.extend(m.end() for m in _NEWLINE.finditer(text))
+        return packed
     if "\r" in text:
         return [0] + [m.end() for m in _NEWLINE.finditer(text)]
     # each line's length and its line break, summed: iterators that never call back into Python

@@ -67,19 +67,30 @@ def lowercase(text: str) -> str:
     into a buffer of three 4-byte characters per character of the text (a character
     can become three), twelve times the size of a text of one byte a character:
     120 MB for a 10 MB Makefile with one ``©`` in a comment. Pieces of whole lines
-    need a buffer of a piece's size each, and give the same text: the one rule of
-    lower casing that reads a character's neighbours (a final ``Σ``) stops at a
-    line break, which is neither a cased nor a case-ignorable character.
+    (:func:`lowercase_pieces`) need a buffer of a piece's size each, and give the
+    same text.
     """
     if len(text) <= _PIECE or text.isascii():
         return text.lower()
-    pieces: list[str] = []
+    return "".join(piece for _, _, piece in lowercase_pieces(text))
+
+
+def lowercase_pieces(text: str) -> Iterator[tuple[int, int, str]]:
+    """``text`` lower-cased a piece of whole lines at a time: where each piece starts in ``text``, its
+    length there and its lower case; one piece, the whole text, when it is short or ASCII.
+
+    Each piece is lower-cased as it is within the whole text: the one rule of lower
+    casing that reads a character's neighbours (a final ``Σ``) stops at a line
+    break, which is neither a cased nor a case-ignorable character.
+    """
+    if len(text) <= _PIECE or text.isascii():
+        yield 0, len(text), text.lower()
+        return
     start, size = 0, len(text)
     while start < size:
         end = text.find("\n", start + _PIECE) + 1 or size
-        pieces.append(text[start:end].lower())
+        yield start, end - start, text[start:end].lower()
         start = end
-    return "".join(pieces)
 
 
 class WordSearch:
@@ -99,6 +110,8 @@ class WordSearch:
     def __init__(self, words: Iterable[str]) -> None:
         groups: dict[str, list[str]] = {}
         for word in sorted(set(words)):
+            if "\n" in word:  # a piece of lines (see lowercase_pieces) holds every match whole
+                raise ValueError(f"a word with a line break: {word!r}")
             if word:
                 groups.setdefault(word[0], []).append(word)
         self.patterns = tuple(re.compile(trie_pattern(group)) for group in groups.values())
@@ -106,6 +119,21 @@ class WordSearch:
     def found_in(self, text: str) -> bool:
         """Whether any of the words occurs in ``text``."""
         return any(pattern.search(text) is not None for pattern in self.patterns)
+
+    def found_in_any_case(self, text: str) -> bool:
+        """Whether any of the words (lower case) occurs in ``text`` lower-cased, searched a piece at a
+        time (:func:`lowercase_pieces`: no lower-cased copy of a whole large text is made)."""
+        return any(self.found_in(piece) for _, _, piece in lowercase_pieces(text))
+
+    def starts_in_any_case(self, text: str) -> list[int] | None:
+        """Where the words (lower case) occur in ``text`` lower-cased, as offsets into ``text``, one
+        piece at a time; None when a character's lower case is longer (the offsets would shift)."""
+        starts: list[int] = []
+        for at, size, piece in lowercase_pieces(text):
+            if len(piece) != size:
+                return None
+            starts += [at + m.start() for m in self.finditer(piece)]
+        return starts
 
     def cursor(self, text: str, pos: int = 0) -> "Cursor":
         """Searches of ``text`` from ``pos`` on, from positions that never move back: each trie reads it once."""

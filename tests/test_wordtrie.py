@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from buildport import wordtrie
-from buildport.wordtrie import WordSearch, lowercase, trie_pattern
+from buildport.wordtrie import WordSearch, lowercase, lowercase_pieces, trie_pattern
 
 WORDS = st.lists(st.text(alphabet="abc.-", min_size=1, max_size=4), min_size=1, max_size=6)
 TEXT = st.text(alphabet="abcx.-", max_size=14)
@@ -71,3 +71,33 @@ def test_lowercase_of_a_long_text_past_ascii() -> None:
     text = line * (2 * wordtrie._PIECE // len(line) + 3)
     assert lowercase(text) == text.lower()
     assert lowercase("NVCC" * wordtrie._PIECE) == "nvcc" * wordtrie._PIECE  # ASCII: folded at once
+
+
+@settings(max_examples=600, derandomize=True, deadline=None)
+@given(st.text(alphabet="AaΣσİ\u0301 \nBCc©x", max_size=60), st.integers(1, 12),
+       st.lists(st.text(alphabet="abcσ ", min_size=1, max_size=3), min_size=1, max_size=4))  # fmt: skip
+def test_searches_a_piece_at_a_time_find_what_one_search_finds(text: str, piece: int, words: list[str]) -> None:
+    """Searched a piece of lines at a time, the lower-cased text holds the same words at the same
+    offsets as when lower-cased whole (no offsets when a lower case is longer: İ)."""
+    search = WordSearch(words)
+    lowered = text.lower()
+    before = wordtrie._PIECE
+    wordtrie._PIECE = piece
+    try:
+        pieces = list(lowercase_pieces(text))
+        assert "".join(p for _, _, p in pieces) == lowered
+        assert [at for at, _, _ in pieces] == [sum(size for _, size, _ in pieces[:i]) for i in range(len(pieces))]
+        assert sum(size for _, size, _ in pieces) == len(text)
+        assert all(text[at : at + size].lower() == p for at, size, p in pieces)
+        assert search.found_in_any_case(text) == search.found_in(lowered)
+        expected = [m.start() for m in search.finditer(lowered)] if len(lowered) == len(text) else None
+        assert search.starts_in_any_case(text) == expected
+    finally:
+        wordtrie._PIECE = before
+
+
+def test_a_word_with_a_line_break_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError):
+        WordSearch(["cuda\nnvcc"])

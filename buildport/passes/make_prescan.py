@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from buildport.prescan import residue_words, trigger
-from buildport.wordtrie import WordSearch, lowercase
+from buildport.wordtrie import WordSearch, lowercase_pieces
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
 from buildport.rules.make import (
@@ -78,10 +78,11 @@ def quiet(text: str, link_names: frozenset[str]) -> bool:
     """Whether no word of :func:`make_words`, :func:`name_words` or the audit's residue words is in
     ``text``, as their searches read it: one search where most Makefiles would take three to find
     nothing."""
-    lowered = lowercase(text)
-    if not _searchable(text, lowered):
+    if _folds_to_ascii(text):
         return False  # the searches report no offsets for such a text: let them say so
-    return not _either(link_names).found_in(lowered)
+    search = _either(link_names)
+    # a piece whose lower case is longer: the same (its offsets would shift)
+    return not any(len(piece) != size or search.found_in(piece) for _, size, piece in lowercase_pieces(text))
 
 
 def holds_no_word(text: str) -> bool:
@@ -95,11 +96,10 @@ def hint_free(text: str) -> bool:
     return not _off and holds_no_word(text)
 
 
-def _searchable(text: str, lowered: str) -> bool:
-    """Whether the searches of ``lowered`` (``text`` case folded) give offsets into ``text`` and find
-    every name a case-insensitive pattern would: no character changes length when case folded, and
-    none is one ``re`` folds to an ASCII letter."""
-    return len(lowered) == len(text) and (text.isascii() or _FOLDED.search(text) is None)
+def _folds_to_ascii(text: str) -> bool:
+    """Whether a character of ``text`` is one a case-insensitive ``re`` matches to an ASCII letter: a
+    search of its lower case would miss a name such a pattern finds."""
+    return not text.isascii() and _FOLDED.search(text) is not None
 
 
 @lru_cache(maxsize=8)
@@ -107,10 +107,7 @@ def _static_hits(text: str, link_names: frozenset[str]) -> list[int] | None:
     """Where :func:`make_words` occur in ``text`` (one search per text, shared by the passes)."""
     if quiet(text, link_names):
         return []
-    lowered = lowercase(text)
-    if len(lowered) != len(text):  # a few characters change length when case folded: offsets would shift
-        return None
-    return [m.start() for m in _static(link_names).finditer(lowered)]
+    return _static(link_names).starts_in_any_case(text)  # None if a character's lower case is longer
 
 
 def may_hold_rule_words(text: str) -> bool:
@@ -175,13 +172,9 @@ class Names(Prescan):
         if _off:
             return
         if holds_no_word(text):
-            hits = []
-        else:
-            lowered = lowercase(text)
-            if not _searchable(text, lowered):
-                return  # offsets would shift, or a name might match a pattern in a way the search does not
-            hits = [m.start() for m in _NAMES.finditer(lowered)]
-        self.hits = hits
+            self.hits = []
+        elif not _folds_to_ascii(text):  # else a name might match a pattern in a way the search does not
+            self.hits = _NAMES.starts_in_any_case(text)  # None if the offsets would shift
 
 
 def skipping() -> bool:
