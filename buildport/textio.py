@@ -20,7 +20,7 @@ import signal
 import stat
 import tempfile
 from contextlib import contextmanager
-from itertools import accumulate, repeat
+from itertools import accumulate, islice, repeat
 from operator import add
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -38,12 +38,21 @@ def line_starts(text: str) -> Sequence[int]:
     """Offsets at which each line of ``text`` starts; ``\\r\\n``, ``\\n`` and a lone ``\\r`` end lines.
 
     A large text's are kept in an ``array`` (8 bytes a line instead of a list's 40),
-    read off the matches one by one: splitting it would make a string of every line.
+    found a piece of lines at a time: splitting the whole text would make a string
+    of every line at once.
     """
-    if len(text) > _LARGE:
-        packed = array("q", (0,))
-        packed.extend(m.end() for m in _NEWLINE.finditer(text))
-        return packed
+    if len(text) <= _LARGE:
+        return _line_starts(text)
+    starts = array("q", (0,))
+    at, size = 0, len(text)
+    while at < size:
+        end = text.find("\n", at + _LARGE) + 1 or size  # a piece ends after a "\n": no "\r\n" is cut
+        starts.extend(map(at.__add__, islice(_line_starts(text[at:end]), 1, None)))  # its own start is known
+        at = end
+    return starts
+
+
+def _line_starts(text: str) -> list[int]:
     if "\r" in text:
         return [0] + [m.end() for m in _NEWLINE.finditer(text)]
     # each line's length and its line break, summed: iterators that never call back into Python
