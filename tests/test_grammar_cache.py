@@ -89,9 +89,57 @@ def test_a_cmake_run_imports_lark_only_to_derive_the_terminals_or_report_an_erro
     assert _printed(CODE, tmp_path) == ["False", "1 9 True"]  # later runs read them; Lark still words the error
 
 
-def test_a_make_run_imports_lark_only_to_build_the_tables_or_word_an_error(tmp_path: Path) -> None:
-    assert _printed(MAKE_CODE, tmp_path) == ["1 True", "1 1 True"]  # the first run builds the tables with Lark
-    assert _printed(MAKE_CODE, tmp_path) == ["1 False", "1 1 True"]  # later runs read them as data
+def test_a_make_run_imports_lark_only_to_word_an_error(tmp_path: Path) -> None:
+    assert _printed(MAKE_CODE, tmp_path) == ["1 False", "1 1 True"]  # the first run takes the shipped tables
+    assert _printed(MAKE_CODE, tmp_path) == ["1 False", "1 1 True"]  # later runs read them from the cache
+    assert _printed(MAKE_CODE, Path("0")) == ["1 False", "1 1 True"]  # and a run without a cache from the package
+
+
+def _tab_material() -> bytes:
+    from buildport.syntax import make, make_scan
+
+    return make._grammar(make.TAB).encode("utf-8", "surrogatepass") + make_scan._deriving_code()
+
+
+def test_the_shipped_make_tables_are_those_of_the_grammar_and_code_at_hand() -> None:
+    from buildport.syntax import make_scan
+
+    assert make_scan.shipped_tables(_tab_material()) is not None, (
+        "grammars/make.lark or the code deriving its tables changed: "
+        "run `python -m buildport.syntax.make_scan` to write buildport/syntax/make_tables.json again"
+    )
+
+
+def test_the_shipped_make_tables_read_as_tables_derived_now() -> None:
+    """Every fixture Makefile and a few edge cases give the same tokens, or the same refusal."""
+    from buildport.syntax import make, make_scan
+    from tests.test_make_scan import MAKEFILES
+
+    shipped = make_scan.shipped_tables(_tab_material())
+    assert shipped is not None
+    fresh, kept = make_scan.tables(make._parser(make.TAB)), make_scan.tables_from_data(shipped)
+    texts = [path.read_text(encoding="utf-8", errors="surrogateescape") for path in MAKEFILES]
+    texts += ["", "a:\n\tb\n", "define X\n  body\n", "ifeq (a,b)\nx = 1\nelse\nendif\n", "a: b | c ; d\n"]
+    for text in texts:
+        assert make_scan.scan(text, kept, make._CHECKED) == make_scan.scan(text, fresh, make._CHECKED)
+
+
+def test_shipped_make_tables_of_another_grammar_are_not_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from buildport.syntax import make, make_scan
+
+    shipped = json.loads(make_scan.SHIPPED.read_text(encoding="utf-8"))
+    stale = tmp_path / "make_tables.json"
+    stale.write_text(json.dumps({**shipped, "material": "0" * 64}), encoding="utf-8")
+    monkeypatch.setattr(make_scan, "SHIPPED", stale)
+    monkeypatch.setenv("BUILDPORT_PARSER_CACHE", "0")
+    built: list[int] = []
+    tables = make_scan.cached_tables(make._grammar(make.TAB), lambda: built.append(1) or make._parser(make.TAB))
+    assert built == [1] and tables.newline == "NEWLINE"  # derived from Lark's parser
+    monkeypatch.setattr(make_scan, "SHIPPED", tmp_path / "missing.json")
+    make_scan.cached_tables(make._grammar(make.TAB), lambda: built.append(2) or make._parser(make.TAB))
+    assert built == [1, 2]
 
 
 def test_make_scan_facts_are_what_the_grammar_proves_and_are_kept_with_the_tables(

@@ -23,11 +23,14 @@ and the break after it take one match instead of two.
 
 The tables are kept in the parser cache as data (:func:`cached_tables`) and
 each state's alternation as its compiled program (:mod:`buildport.compiled`):
-a process that finds them there reads Makefiles without importing Lark.
+a process that finds them there reads Makefiles without importing Lark. The
+package ships them too (:data:`SHIPPED`), for a run whose cache has none yet.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -296,17 +299,52 @@ def cached_tables(grammar: str, parser: Callable[[], Lark]) -> Tables:
     as data: a process that finds them there imports no Lark. Tables of a grammar that is not
     plain (lexer callbacks) are not kept."""
     built: list[Tables] = []
+    material = grammar.encode("utf-8", "surrogatepass") + _deriving_code()
 
     def derive() -> dict[str, Any] | None:
+        shipped = shipped_tables(material)
+        if shipped is not None:
+            return shipped
         built.append(tables(parser()))
         return table_data(built[0])
 
-    material = grammar.encode("utf-8", "surrogatepass") + _deriving_code()
     data = cached_json("make-tables", material, derive, _valid_data)
     if built:
         return built[0]
     assert data is not None  # read back: _valid_data accepts no other
     return tables_from_data(data)
+
+
+#: The tables of ``grammars/make.lark`` as shipped with the package, with a hash of the grammar and
+#: of the code that derived them: a run whose parser cache holds no tables (a fresh machine, a CI
+#: job, ``--no-cache``) takes them from here instead of building Lark's parser (0.65 s). Written by
+#: ``python -m buildport.syntax.make_scan`` after a change to the grammar or to this module; a test
+#: fails until then, and meanwhile the tables are derived as before.
+SHIPPED = Path(__file__).with_name("make_tables.json")
+
+
+def shipped_tables(material: bytes) -> dict[str, Any] | None:
+    """The tables in :data:`SHIPPED`, if they were derived from ``material`` (grammar and code)."""
+    try:
+        found = json.loads(SHIPPED.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or found.get("material") != hashlib.sha256(material).hexdigest():
+        return None
+    data = found.get("tables")
+    return data if _valid_data(data) else None
+
+
+def write_shipped(target: Path = SHIPPED) -> None:
+    """Derive the tables of the make grammar (with a recipe prefix of a tab) and write them to ``target``."""
+    from buildport.syntax.make import TAB, _grammar, _parser
+
+    data = table_data(tables(_parser(TAB)))
+    if data is None:
+        raise SystemExit("the make grammar's tables cannot be kept as data")
+    material = _grammar(TAB).encode("utf-8", "surrogatepass") + _deriving_code()
+    shipped = {"material": hashlib.sha256(material).hexdigest(), "tables": data}
+    target.write_text(json.dumps(shipped, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 def table_data(made: Tables) -> dict[str, Any] | None:
@@ -455,3 +493,7 @@ def _close(out: list[Any], opened: list[int], records: tuple[str, ...]) -> None:
         children = out[begin:]
         del out[begin:]
         out.append((record, children))
+
+
+if __name__ == "__main__":
+    write_shipped()
