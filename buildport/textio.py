@@ -44,12 +44,19 @@ def line_starts(text: str) -> Sequence[int]:
     if len(text) <= _LARGE:
         return _line_starts(text)
     starts = array("q", (0,))
-    at, size = 0, len(text)
-    while at < size:
-        end = text.find("\n", at + _LARGE) + 1 or size  # a piece ends after a "\n": no "\r\n" is cut
+    for at, end in line_pieces(text, _LARGE):  # a piece ends after a "\n": no "\r\n" is cut
         starts.extend(map(at.__add__, islice(_line_starts(text[at:end]), 1, None)))  # its own start is known
-        at = end
     return starts
+
+
+def line_pieces(text: str, size: int) -> Iterator[tuple[int, int]]:
+    """Where ``text`` is cut into pieces of whole lines, in order: each runs from where the one before
+    it ends to just after the first ``\\n`` at least ``size`` characters into it (the last, to the end)."""
+    at, length = 0, len(text)
+    while at < length:
+        end = text.find("\n", at + size) + 1 or length
+        yield at, end
+        at = end
 
 
 def _line_starts(text: str) -> list[int]:

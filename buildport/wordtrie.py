@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from buildport.textio import line_pieces
+
 
 def trie_pattern(words: Iterable[str]) -> str:
     """A regex source matching any of ``words`` (non-empty), preferring the longest."""
@@ -86,11 +88,8 @@ def lowercase_pieces(text: str) -> Iterator[tuple[int, int, str]]:
     if len(text) <= _PIECE or text.isascii():
         yield 0, len(text), text.lower()
         return
-    start, size = 0, len(text)
-    while start < size:
-        end = text.find("\n", start + _PIECE) + 1 or size
+    for start, end in line_pieces(text, _PIECE):
         yield start, end - start, text[start:end].lower()
-        start = end
 
 
 class WordSearch:
