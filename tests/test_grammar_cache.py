@@ -98,7 +98,7 @@ def test_a_make_run_imports_lark_only_to_word_an_error(tmp_path: Path) -> None:
 def _tab_material() -> bytes:
     from buildport.syntax import make, make_scan
 
-    return make._grammar(make.TAB).encode("utf-8", "surrogatepass") + make_scan._deriving_code()
+    return make_scan.tables_material(make._grammar(make.TAB))
 
 
 def test_the_shipped_make_tables_are_those_of_the_grammar_and_code_at_hand() -> None:

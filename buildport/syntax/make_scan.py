@@ -234,6 +234,12 @@ def _grammar_facts(parser: Lark) -> tuple[str | None, bool]:
 
 
 @lru_cache(maxsize=1)
+def tables_material(grammar: str) -> bytes:
+    """What the tables of ``grammar`` are derived from, and kept (and shipped) under a hash of: the
+    grammar and the code that derives them."""
+    return grammar.encode("utf-8", "surrogatepass") + _deriving_code()
+
+
 def _deriving_code() -> bytes:
     """The text of the modules that derive the tables (empty where it cannot be read): part of their key."""
     out = b""
@@ -299,7 +305,7 @@ def cached_tables(grammar: str, parser: Callable[[], Lark]) -> Tables:
     as data: a process that finds them there imports no Lark. Tables of a grammar that is not
     plain (lexer callbacks) are not kept."""
     built: list[Tables] = []
-    material = grammar.encode("utf-8", "surrogatepass") + _deriving_code()
+    material = tables_material(grammar)
 
     def derive() -> dict[str, Any] | None:
         shipped = shipped_tables(material)
@@ -342,8 +348,7 @@ def write_shipped(target: Path = SHIPPED) -> None:
     data = table_data(tables(_parser(TAB)))
     if data is None:
         raise SystemExit("the make grammar's tables cannot be kept as data")
-    material = _grammar(TAB).encode("utf-8", "surrogatepass") + _deriving_code()
-    shipped = {"material": hashlib.sha256(material).hexdigest(), "tables": data}
+    shipped = {"material": hashlib.sha256(tables_material(_grammar(TAB))).hexdigest(), "tables": data}
     target.write_text(json.dumps(shipped, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
