@@ -20,7 +20,6 @@ from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeade
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
 from buildport.result import Region, Result, UnstableRewrite
-from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.textio import spliced
@@ -102,7 +101,7 @@ def port_make(
             make.gather(tree, facts)
     if make.nothing_to_port(text, facts):
         return Result(path, text, text, regions=[])  # parsed, to reject bad input; no line can change
-    ctx = make.MakeContext(path, tree, tuple(options.offload_arch or DEFAULT_OFFLOAD_ARCH), facts=facts)
+    ctx = make.MakeContext(path, tree, options.targets, probe_targets=options.probe_targets, facts=facts)
     make.port_lines(ctx)
     make.report_platform(ctx)
     merged = _merged(ctx.edits) if ctx.edits else []

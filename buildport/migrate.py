@@ -261,11 +261,11 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     ordered = sorted(plan.findings, key=Finding.sort_key)
     remaining = [entry(f) for f in ordered if f.severity >= Severity.WARNING]
     notes = [entry(f) for f in ordered if f.severity < Severity.WARNING]
-    arch = ";".join(options.offload_arch)
-    commands = _build_commands(plan, arch)
+    arch = ";".join(options.targets)
+    commands = _build_commands(plan, options)
     data: dict[str, object] = {
         "format": "buildport-migration", "version": 1, "engine": plan.engine,
-        "offload_arch": list(options.offload_arch),
+        "offload_arch": list(options.targets), "offload_arch_probed": options.probe_targets,
         "changed": changed, "remaining": remaining, "notes": notes,
         "unreferenced": [plan.relative(p) for p in plan.unreferenced],
         "outside": [{"path": path, "named_in": named_in, "line": line} for path, named_in, line in outside(plan)],
@@ -273,7 +273,7 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
         "hipify_failures": [{"path": p, "error": e} for p, e in plan.hipify_failures],
         "build_commands": commands,
     }
-    lines = ["# Migration to HIP", "", f"Engine: `{plan.engine}`. AMD targets: `{arch}`.", "",
+    lines = ["# Migration to HIP", "", f"Engine: `{plan.engine}`. AMD targets: `{arch}`{_PROBED if options.probe_targets else ''}.", "",
              f"## Files changed ({len(changed)})", ""]
     for c in plan.reported():
         h = c.hipify
@@ -313,12 +313,18 @@ def outside(plan: Plan) -> list[tuple[str, str, int]]:
                   for path, (named_in, line) in plan.sources.outside.items())
 
 
-def _build_commands(plan: Plan, arch: str) -> list[str]:
+_PROBED = (" (the defaults: the build keeps those its HIP compiler knows; "
+           "`-DCMAKE_HIP_ARCHITECTURES=...` or `make HIP_OFFLOAD_ARCH=...` chooses others)")
+
+
+def _build_commands(plan: Plan, options: Options) -> list[str]:
     names = {p.name for p in plan.build_files if p.parent.resolve() == plan.root.resolve()}
+    arch = ";".join(options.targets)
     if "CMakeLists.txt" in names:
-        return [f'cmake -S . -B build -DCMAKE_HIP_ARCHITECTURES="{arch}"', "cmake --build build"]
+        chosen = "" if options.probe_targets else f' -DCMAKE_HIP_ARCHITECTURES="{arch}"'
+        return [f"cmake -S . -B build{chosen}", "cmake --build build"]
     if names & {"Makefile", "makefile", "GNUmakefile"}:
-        return [f'make ROCM_PATH=/opt/rocm HIP_OFFLOAD_ARCH="{arch.replace(";", " ")}"']
+        return ["make" if options.probe_targets else f'make HIP_OFFLOAD_ARCH="{arch.replace(";", " ")}"']
     return ["(no top-level build file: build each directory as before)"]
 
 

@@ -19,7 +19,6 @@ from buildport.migrate import (
     write_reports,
 )
 from buildport.options import Options
-from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError
 
@@ -90,7 +89,7 @@ def _with_config(config: Config, offload_arch: tuple[str, ...], hipify: str | No
                  jobs: int) -> tuple[tuple[str, ...], str | None, str, int]:
     """Options the command line left at their defaults come from the project's configuration."""
     given = config.options
-    if offload_arch == DEFAULT_OFFLOAD_ARCH and "offload-arch" in given:
+    if not offload_arch and "offload-arch" in given:
         value = given["offload-arch"]
         offload_arch = tuple(value.replace(";", ",").split(",") if isinstance(value, str) else value)
     if hipify is None and "hipify" in given:

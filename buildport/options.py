@@ -12,9 +12,21 @@ from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 class Options:
     """What the user chose; the same for every file of a run."""
 
-    offload_arch: tuple[str, ...] = DEFAULT_OFFLOAD_ARCH
+    #: The AMD targets the user chose; empty: the defaults, narrowed at build time to those the HIP
+    #: compiler knows (ROCm 5.2's clang has no gfx942).
+    offload_arch: tuple[str, ...] = ()
     #: ROCm packages other files of the same run link (added where CUDA is found).
     extra_packages: tuple[str, ...] = ()
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The AMD targets a ported build names: the user's, else the defaults."""
+        return self.offload_arch or DEFAULT_OFFLOAD_ARCH
+
+    @property
+    def probe_targets(self) -> bool:
+        """Whether the build keeps only the default targets its compiler knows (no user choice)."""
+        return not self.offload_arch
 
 
 @dataclass(slots=True)

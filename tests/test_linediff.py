@@ -141,4 +141,4 @@ def test_a_file_of_many_alike_changed_lines_is_diffed_block_by_block(monkeypatch
     diff = list(unified(result.original, result.text, result.regions, "a/Makefile", "b/Makefile"))
     monkeypatch.undo()
     assert _patched(result.original, diff) == result.text
-    assert compared and max(compared) <= 10  # the lines of one rule or two, never the file
+    assert compared and max(compared) <= 16  # the toolchain lines and a rule or two, never the file

@@ -109,7 +109,7 @@ def test_a_run_ports_each_makefile_as_make_reads_it(
     for name in ("foo-hip/Makefile", "foo-omp/Makefile"):
         assert not alone[name].changed and not alone[name].findings
         assert name not in done.output
-    assert alone["foo-cuda/Makefile"].changed and "+ARCH = gfx90a gfx942" in done.output
+    assert alone["foo-cuda/Makefile"].changed and "+ARCH = $(HIP_OFFLOAD_ARCH)" in done.output
     # bar/app/Makefile launches config.mk's compiler with GPU_FLAGS: read with the file that includes
     # it, config.mk's GPU_FLAGS are nvcc flags (-G becomes -g -O0); read alone, they are not
     assert "+GPU_FLAGS := -O2 -g -O0" in done.output

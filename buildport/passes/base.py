@@ -295,4 +295,4 @@ def _globs_cuda(ctx: Context, text: str) -> bool:
 
 
 def offload_arch_list(ctx: Context) -> str:
-    return ";".join(ctx.options.offload_arch)
+    return ";".join(ctx.options.targets)

@@ -7,7 +7,7 @@ import re
 from buildport.cmake_args import translate_flag_words, value_of
 from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
-from buildport.rules.arch import CACHE_HELP
+from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
 from buildport.rules.cmake import FIND_HIP, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
 from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, Leaf
@@ -28,7 +28,22 @@ def arch_set_before(ctx: Context, introducer: Command) -> bool:
 
 
 def arch_cache_line(ctx: Context) -> str:
+    """What sets the AMD targets before HIP is enabled: the user's list, or the defaults to narrow."""
+    if ctx.options.probe_targets:
+        return CMAKE_DEFAULT_TARGETS.format(targets=" ".join(ctx.options.targets))
     return f'set(CMAKE_HIP_ARCHITECTURES "{offload_arch_list(ctx)}" CACHE STRING "{CACHE_HELP}")'
+
+
+def introduce_targets(ctx: Context, introducer: Command, *, enable: str = "") -> None:
+    """The AMD target list around the command that enables HIP (``enable``: a line that does, put
+    before ``introducer``): set before it, narrowed after it to what the compiler knows."""
+    ctx.facts.arch_set_before = arch_set_before(ctx, introducer)
+    if not ctx.facts.arch_set_before:
+        ctx.edits.insert_before(introducer, arch_cache_line(ctx))
+    if enable:
+        ctx.edits.insert_before(introducer, enable)
+    if ctx.options.probe_targets:
+        (ctx.edits.insert_before if enable else ctx.edits.insert_after)(introducer, CMAKE_KNOWN_TARGETS)
 
 
 class Languages:
@@ -76,9 +91,7 @@ class Languages:
             return
         ctx.facts.hip_introduced_at = command
         ctx.report(leaf.start, "cmake-language", Severity.INFO, "CUDA language → HIP", fixable=True, replacement="HIP")
-        ctx.facts.arch_set_before = arch_set_before(ctx, command)
-        if not ctx.facts.arch_set_before:
-            ctx.edits.insert_before(command, arch_cache_line(ctx))
+        introduce_targets(ctx, command)
 
 
 class MinimumVersion:
@@ -155,10 +168,7 @@ class FindPackages:
         if legacy and ctx.facts.hip_introduced_at is None:
             # FindCUDA compiled .cu files itself; now the HIP language does.
             ctx.facts.hip_introduced_at = command
-            ctx.facts.arch_set_before = arch_set_before(ctx, command)
-            if not ctx.facts.arch_set_before:
-                ctx.edits.insert_before(command, arch_cache_line(ctx))
-            ctx.edits.insert_before(command, "enable_language(HIP)")
+            introduce_targets(ctx, command, enable="enable_language(HIP)")
         ctx.edits.rewrite_command(command, lines)
         ctx.report(command.start, "cmake-find-package", Severity.INFO,
                    f"find_package({command.arguments()[0].value}) → {FIND_HIP}", fixable=True, replacement=FIND_HIP)

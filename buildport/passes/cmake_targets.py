@@ -376,17 +376,30 @@ class Architectures:
     def run(self, ctx: Context) -> None:
         introducer = ctx.facts.hip_introduced_at
         for command in ctx.cuda_commands():
-            if command.identifier != "set":
-                continue
             args = command.arguments()
-            if not args or args[0].value != "CMAKE_CUDA_ARCHITECTURES":
+            if not _writes_cuda_architectures(command.identifier, [a.value for a in args[:2]]):
                 continue
-            if introducer is not None and command.start < introducer.start and ctx.facts.arch_set_before:
+            if (command.identifier == "set" and introducer is not None and command.start < introducer.start
+                    and ctx.facts.arch_set_before):
                 ctx.edits.rewrite_command(command, arch_cache_line(ctx))
             else:
                 ctx.edits.remove_command(command)
-            shown = " ".join(a.value for a in args[1:])
+            shown = " ".join(a.value for a in args[1 if command.identifier in ("set", "option") else 2 :])
             ctx.report(command.start, "cmake-architectures", Severity.INFO,
                        f"CUDA architectures {shown} → CMAKE_HIP_ARCHITECTURES cache list "
-                       f"({';'.join(ctx.options.offload_arch)}), overridable with -DCMAKE_HIP_ARCHITECTURES=...",
+                       f"({';'.join(ctx.options.targets)}), overridable with -DCMAKE_HIP_ARCHITECTURES=...",
                        fixable=True)
+
+
+def _writes_cuda_architectures(command: str, head: list[str]) -> bool:
+    """Does the command set or extend the NVIDIA target list? (NVIDIA values never reach HIP's list.)"""
+    if command in ("set", "option", "unset"):
+        return head[:1] == ["CMAKE_CUDA_ARCHITECTURES"]
+    if command in ("list", "string"):
+        return len(head) == 2 and head[1] == "CMAKE_CUDA_ARCHITECTURES" and head[0] in _LIST_WRITES
+    return False
+
+
+#: list()/string() sub-commands that change the variable they name.
+_LIST_WRITES = frozenset({"APPEND", "PREPEND", "INSERT", "REMOVE_ITEM", "REMOVE_AT", "REMOVE_DUPLICATES",
+                          "TRANSFORM", "FILTER", "SORT", "REVERSE", "POP_BACK", "POP_FRONT", "JOIN"})

@@ -118,12 +118,17 @@ _COMPILING = frozenset({"-o", "-c", "--output-file", "--compile", "-fatbin", "--
 #: The AMD targets of a compiler run by hand: CMake passes CMAKE_HIP_ARCHITECTURES only to its own compiles
 #: (clang takes a comma-separated list).
 CUSTOM_ARCH = '"--offload-arch=$<JOIN:${CMAKE_HIP_ARCHITECTURES},$<COMMA>>"'
+#: The HIP flags the configure chose (CMAKE_HIP_FLAGS: --rocm-path where ROCm is not where clang looks, say), as a
+#: list: CMake gives them to its own compiles only, and a command takes a string of them as one argument.
+CUSTOM_FLAGS_LIST = "hip_compile_flags"
+CUSTOM_FLAGS_LINE = f'separate_arguments({CUSTOM_FLAGS_LIST} NATIVE_COMMAND "${{CMAKE_HIP_FLAGS}}")'
 
 
 class CustomCommands:
     description = "the CUDA compiler run by a custom command: its nvcc flags, -x hip and the AMD targets"
 
     def run(self, ctx: Context) -> None:
+        flags_set: set[int] = set()
         for command in ctx.cuda_commands():
             if command.identifier not in ("add_custom_command", "add_custom_target", "execute_process"):
                 continue
@@ -131,7 +136,10 @@ class CustomCommands:
                 if not any(value_of(w.value) in _COMPILING or value_of(w.value).endswith(".cu") for w in words):
                     continue  # nvcc --version: no device code to make
                 translate_leaves(ctx, [w for w in words if w.type != "BRACKET_ARG"])  # NVIDIA targets dropped
-                head = "${CMAKE_HIP_COMPILER}"
+                head = f"${{CMAKE_HIP_COMPILER}} ${{{CUSTOM_FLAGS_LIST}}}"
+                if command.start not in flags_set:
+                    flags_set.add(command.start)
+                    ctx.edits.insert_before(command, CUSTOM_FLAGS_LINE)
                 if not any(w.value in ("-x", "--x") for w in words):
                     head += " -x hip"  # clang reads a .cu file as CUDA
                 if "hip_runtime.h" not in " ".join(ctx.edits.text_of(w) for w in words):
@@ -392,17 +400,25 @@ class Names:
         return new
 
 
+#: ROCM_PATH from the environment, else the root of hipcc, looked for in /opt/rocm/bin first and then on PATH
+#: (Debian's and Ubuntu's packages put it in /usr/bin, and have no /opt/rocm), else /opt/rocm.
 ROCM_PATH_BLOCK = f"""if(NOT DEFINED ROCM_PATH)
   if(DEFINED ENV{{ROCM_PATH}})
     set(ROCM_PATH "$ENV{{ROCM_PATH}}" CACHE PATH "ROCm installation root")
   else()
-    set(ROCM_PATH "{ROCM_DEFAULT}" CACHE PATH "ROCm installation root")
+    find_program(rocm_hipcc hipcc HINTS "{ROCM_DEFAULT}/bin" NO_CACHE)
+    if(rocm_hipcc)
+      get_filename_component(rocm_root "${{rocm_hipcc}}/../.." ABSOLUTE)
+    else()
+      set(rocm_root "{ROCM_DEFAULT}")
+    endif()
+    set(ROCM_PATH "${{rocm_root}}" CACHE PATH "ROCm installation root")
   endif()
 endif()"""
 
 
 class Prelude:
-    description = "define ROCM_PATH (from the environment, else /opt/rocm) where the rewrite uses it"
+    description = "define ROCM_PATH (from the environment, else hipcc's root) where the rewrite uses it"
 
     def run(self, ctx: Context) -> None:
         if not ctx.facts.uses_rocm_path or ctx.facts.defines_rocm_path:

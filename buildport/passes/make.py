@@ -22,11 +22,14 @@ from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import (
     FLAG_VARIABLE,
     HIPCC_WORD,
+    NVCC_LOCATED,
     NVCC_WORD,
     PLATFORM_HINTS,
     PRELUDE,
+    ROCM_ROOT_LINE,
     ROOT_VARIABLES,
 )
+from buildport.rules.paths import ROCM_DEFAULT_MAKE
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import (
     SELECTABLE,
@@ -45,6 +48,7 @@ from buildport.syntax.make_words import Span, iter_references, iter_words
 _ADDPREFIX_XCOMPILER = re.compile(r"^\$[({]addprefix\s+(?:-Xcompiler|--compiler-options)\s*,(.*)[)}]$", re.S)
 _EVAL_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\+=|:=|\?=|=)\s*(.*?)\s*$", re.S)
 _HIP_ARCH = "$(HIP_ARCH_FLAGS)"
+_LOCATED_HIPCC = "$(if $(shell command -v $(firstword $(HIPCC)) 2>/dev/null),$(HIPCC))"
 
 
 @dataclass(slots=True)
@@ -54,6 +58,7 @@ class MakeContext:
     path: str
     tree: MakeFile
     offload_arch: tuple[str, ...]
+    probe_targets: bool = False  # the default targets: HIP_OFFLOAD_ARCH keeps those the compiler knows
     edits: dict[tuple[int, int], str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     facts: MakeFacts = field(default_factory=MakeFacts)
@@ -234,18 +239,20 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         else:
             ctx.replace(line.name, "ROCM_PATH")
             ctx.replace(line.op, "?=")
-            ctx.replace(line.value, "/opt/rocm")
+            ctx.replace(line.value, ROCM_DEFAULT_MAKE)
             ctx.root_defined = ctx.root_defined or ctx.depth == 0
-        ctx.report(line.start, "make-path", Severity.INFO, f"{name} → ROCM_PATH (default /opt/rocm)", fixable=True,
-                   replacement="ROCM_PATH ?= /opt/rocm")
+        ctx.report(line.start, "make-path", Severity.INFO,
+                   f"{name} → ROCM_PATH (default /opt/rocm, else the root of hipcc on PATH)", fixable=True,
+                   replacement=ROCM_ROOT_LINE)
         return
     spans = line.words(line.value)
     words = [w.of(ctx.text) for w in spans]
     if name in ctx.facts.arch_vars:
-        ctx.replace(line.value, " ".join(ctx.offload_arch))
+        targets = "$(HIP_OFFLOAD_ARCH)" if ctx.probe_targets else " ".join(ctx.offload_arch)
+        ctx.replace(line.value, targets)
         ctx.report(line.value.start, "make-arch", Severity.INFO,
                    f"{name}: NVIDIA architectures {' '.join(words)} → AMD targets {' '.join(ctx.offload_arch)}",
-                   fixable=True, replacement=" ".join(ctx.offload_arch))
+                   fixable=True, replacement=targets)
         return
     flags = (
         bool(FLAG_VARIABLE.match(name)) or any(is_nvcc_only(w) for w in words)
@@ -448,9 +455,10 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         return _HIP_ARCH
     new = root_paths(word)
     if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
-        ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → $(HIPCC)", fixable=True,
-                   replacement="$(HIPCC)")
-        return "$(HIPCC)"
+        # nvcc located by the shell is empty where it is not installed (a CPU-only build): so is hipcc
+        hipcc = _LOCATED_HIPCC if NVCC_LOCATED.match(new) else "$(HIPCC)"
+        ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → {hipcc}", fixable=True, replacement=hipcc)
+        return hipcc
     if new.startswith("-l"):
         return _library(ctx, new, offset)
     if new != word:

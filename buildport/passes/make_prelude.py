@@ -6,7 +6,7 @@ import re
 
 from buildport.passes.make import MakeContext
 from buildport.passes.make_facts import ROOT_REF
-from buildport.rules.make import PRELUDE, ROOT_VARIABLES
+from buildport.rules.make import KNOWN_TARGETS, PRELUDE, ROOT_VARIABLES
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
 
@@ -22,10 +22,14 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
         wanted += [name for name in ("HIP_OFFLOAD_ARCH", "HIP_ARCH_FLAGS") if name not in wanted]
     if "HIP_ARCH_FLAGS" in wanted and "HIP_OFFLOAD_ARCH" not in wanted:
         wanted.append("HIP_OFFLOAD_ARCH")
+    if ctx.probe_targets and "HIP_OFFLOAD_ARCH" in wanted and "HIPCC" not in wanted:
+        wanted.append("HIPCC")  # the compiler asked which targets it knows
     if wanted and "ROCM_PATH" not in wanted:
         wanted.append("ROCM_PATH")
+    targets = " ".join(ctx.offload_arch)
     lines = [
-        template.replace("{arch}", " ".join(ctx.offload_arch))
+        KNOWN_TARGETS.format(targets=targets) if name == "HIP_OFFLOAD_ARCH" and ctx.probe_targets
+        else template.replace("{arch}", targets)
         for name, template in PRELUDE
         if name in wanted and not _defines(new_text, name)
     ]

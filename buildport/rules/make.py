@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from buildport.rules.paths import ROCM_DEFAULT
+from buildport.rules.arch import MAKE_KNOWN_TARGETS
+from buildport.rules.paths import ROCM_DEFAULT_MAKE
 
 #: Variables that name a CUDA install root; all become ROCM_PATH.
 ROOT_VARIABLES: frozenset[str] = frozenset({
@@ -37,8 +38,11 @@ FLAG_VARIABLES: tuple[str, ...] = (
 FLAG_VARIABLE_INFIX = "NVCC"
 FLAG_VARIABLE = re.compile(rf"^(?:{'|'.join(FLAG_VARIABLES)}|[A-Z_]*{FLAG_VARIABLE_INFIX}[A-Z_]*)$")
 
-#: Words that start nvcc.
-NVCC_WORD = re.compile(r"^(?:nvcc|[^\s]*/nvcc)$")
+#: Words that start nvcc: its name, a path to it, or where the shell finds it (``$(shell which nvcc 2>/dev/null)``,
+#: ``command -v``, ``type -p``: empty where it is not installed, a test the Makefile may then make).
+LOCATED_NVCC = r"\$[({]shell\s+(?:which|command\s+-v|type\s+-p)\s+nvcc(?:\s+2>\s*(?:/dev/null|&1|nul))?\s*[)}]"
+NVCC_WORD = re.compile(rf"^(?:nvcc|[^\s]*/nvcc|{LOCATED_NVCC})$")
+NVCC_LOCATED = re.compile(rf"^{LOCATED_NVCC}$")
 
 #: Words that start hipcc: what a ported recipe runs.
 HIPCC_WORD = re.compile(r"^(?:hipcc|[^\s]*/hipcc|\$[({]HIPCC[)}])$")
@@ -46,13 +50,18 @@ HIPCC_WORD = re.compile(r"^(?:hipcc|[^\s]*/hipcc|\$[({]HIPCC[)}])$")
 #: Host compilers and linkers: a recipe that links with one of these needs libamdhip64 by name.
 HOST_LINKERS = re.compile(r"^(?:\$[({](?:CXX|CC|LD|LINK|LINKER|HOST_COMPILER)[)}]|g\+\+|gcc|c\+\+|cc|clang\+\+|clang|ld)$")
 
-#: What defines the HIP toolchain in a ported Makefile; each line only where the file uses it.
+#: The ROCm root a ported Makefile assigns where it assigned CUDA's.
+ROCM_ROOT_LINE = f"ROCM_PATH ?= {ROCM_DEFAULT_MAKE}"
+
+#: What defines the HIP toolchain in a ported Makefile; each line only where the file uses it. ``{arch}``: the
+#: targets the user chose; without a choice, HIP_OFFLOAD_ARCH is :data:`KNOWN_TARGETS`.
 PRELUDE: tuple[tuple[str, str], ...] = (
-    ("ROCM_PATH", f"ROCM_PATH ?= {ROCM_DEFAULT}"),
+    ("ROCM_PATH", ROCM_ROOT_LINE),
     ("HIPCC", "HIPCC ?= $(ROCM_PATH)/bin/hipcc"),
     ("HIP_OFFLOAD_ARCH", "HIP_OFFLOAD_ARCH ?= {arch}"),
     ("HIP_ARCH_FLAGS", "HIP_ARCH_FLAGS = $(addprefix --offload-arch=,$(HIP_OFFLOAD_ARCH))"),
 )
+KNOWN_TARGETS = MAKE_KNOWN_TARGETS
 
 #: Words (any case) of lines that detect NVIDIA platforms or find CUDA libraries: kept, and reported.
 PLATFORM_WORDS: tuple[str, ...] = (

@@ -10,6 +10,14 @@ import re
 
 ROCM_DEFAULT = "/opt/rocm"
 
+#: A Makefile's ROCm root when ROCM_PATH is not set: /opt/rocm where it exists, else the root of the hipcc on
+#: PATH (Debian's and Ubuntu's packages put it in /usr/bin, and have no /opt/rocm), else /opt/rocm. Plain make
+#: functions, no shell: the variable is expanded wherever it is used.
+ROCM_DEFAULT_MAKE = (
+    f"$(or $(wildcard {ROCM_DEFAULT}),$(patsubst %/bin/hipcc,%,"
+    f"$(firstword $(wildcard $(addsuffix /hipcc,$(subst :, ,$(PATH)))))),{ROCM_DEFAULT})"
+)
+
 #: Environment variables that name a CUDA root.
 CUDA_ENV_VARS: tuple[str, ...] = (
     "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR", "CUDA_DIR", "CUDA_INSTALL_PATH",

@@ -227,7 +227,8 @@ def rocm_env(hip_root: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["HIP_PLATFORM"] = "amd"  # nvcc is on PATH: without this hipcc/hipconfig choose NVIDIA
     env["BUILDPORT_HIP_ROOT"] = str(hip_root)
-    env.setdefault("ROCM_PATH", "/usr")
+    # no ROCM_PATH: a ported build finds Debian's ROCm (hipcc in /usr/bin, no /opt/rocm) by itself
+    env.pop("ROCM_PATH", None)
     # clang run by a custom command gets no --rocm-device-lib-path from the toolchain file; Debian keeps the
     # device libraries in the multiarch directory, where clang finds them only through this
     env.setdefault("HIP_DEVICE_LIB_PATH", "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode")
