@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import functools
 from bisect import bisect_right
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from buildport.cmake_edit import Edits
-from buildport.findings import Severity
+from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts, Options
 from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts
-from buildport.passes.cmake_project import FindPackages, Languages, LegacyCommands, MinimumVersion
+from buildport.passes.cmake_project import FindHip, FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port
 from buildport.result import Region, Result, UnstableRewrite
+from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.textio import spliced
@@ -36,6 +38,7 @@ CMAKE_PASSES: tuple[Pass, ...] = (
     CudaSources(),
     Libraries(),
     HostHeaders(),
+    FindHip(),
     Properties(),
     Architectures(),
     CustomCommands(),
@@ -63,6 +66,11 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
                    "this file already supports HIP or picks its GPU language through a variable; left unchanged",
                    "review its CUDA branch by hand")
         return Result(path, text, text, ctx.findings)
+    name = PurePath(path)
+    if name.name in CUDA_MODULE_FILES or name.parent.name == CUDA_MODULE_FOLDER:
+        return Result(path, text, text, [Finding(path, 1, 1, "cmake-cuda-module", Severity.INFO,
+                                                 "a copy of CMake's CUDA module, used by find_package(CUDA), which "
+                                                 "the port replaces; left as it is")])
     gather_target_facts(ctx)
     for rewrite in CMAKE_PASSES:
         rewrite.run(ctx)

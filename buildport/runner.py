@@ -470,7 +470,8 @@ def _port_files(
 
 def _finds_cuda(result: Result) -> bool:
     """Whether the port turned a find_package(CUDA/CUDAToolkit) of the file into find_package(hip)."""
-    return any(f.rule == "cmake-find-package" and f.replacement == FIND_HIP for f in result.findings)
+    return any(f.rule == "cmake-find-package" and f.replacement.startswith((FIND_HIP + ")", FIND_HIP + " "))
+               for f in result.findings)
 
 
 def _load(path: str, stdin: bytes | None, known: SourceText | None = None) -> FileOutcome:

@@ -55,13 +55,15 @@ def test_look_alikes_stay(text: str) -> None:
 
 CHANGES = [
     ("project(x CUDA)\n",
-     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\nproject(x CXX HIP)\n'),
+     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\nproject(x CXX HIP)\n'
+     "find_package(hip REQUIRED)\n"),
     ("project(x LANGUAGES CUDA CXX)\n",
      'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\n'
-     "project(x LANGUAGES HIP CXX)\n"),
+     "project(x LANGUAGES HIP CXX)\nfind_package(hip REQUIRED)\n"),
     ("cmake_minimum_required(VERSION 3.10...3.28)\nproject(x CXX CUDA)\n",
      'cmake_minimum_required(VERSION 3.21...3.28)\nset(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING '
-     '"AMD GPU targets to compile for")\nproject(x CXX HIP)\n'),
+     '"AMD GPU targets to compile for")\nproject(x CXX HIP)\n'
+     "find_package(hip REQUIRED)\n"),
     ("target_link_libraries(app PRIVATE CUDA::cufft)\n", "target_link_libraries(app PRIVATE hip::hipfft)\n"),
     ("target_link_libraries(app PRIVATE CUDA::cublasLt_static)\n",
      "target_link_libraries(app PRIVATE roc::hipblaslt)\n"),
@@ -92,3 +94,15 @@ def test_rewrites(before: str, after: str) -> None:
     result = port_cmake(before, options=OPTS)
     assert result.text == after
     assert port_cmake(after, options=OPTS).text == after
+
+
+@pytest.mark.parametrize("path", ["cmake/FindCUDA.cmake", "CMake/cuda/FindCUDA/run_nvcc.cmake",
+                                  "cmake/FindCUDAToolkit.cmake", "cmake/select_compute_arch.cmake"])
+def test_copies_of_cmakes_cuda_modules_are_left_as_they_are(path: str) -> None:
+    """A project's own copy of FindCUDA serves find_package(CUDA), which the port replaces: porting it would
+    half rename CMake's module (CUDA_NVCC_EXECUTABLE, cuda_wrap_srcs...) into a file that no longer works."""
+    text = ('set(CUDA_NVCC_FLAGS "" CACHE STRING "")\nfind_program(CUDA_NVCC_EXECUTABLE nvcc)\n'
+            "macro(CUDA_ADD_LIBRARY name)\n  cuda_wrap_srcs(${name} OBJ _generated_files ${ARGN})\nendmacro()\n")
+    result = port_cmake(text, path, options=OPTS)
+    assert result.text == text
+    assert [f.rule for f in result.findings] == ["cmake-cuda-module"]

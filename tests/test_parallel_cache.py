@@ -419,8 +419,8 @@ def test_packages_reach_the_nearest_find_package_above_as_if_each_were_ported_ag
         expected = port_cmake(files[name], path, Options(extra_packages=extra))
         assert outcome.result is not None and outcome.result.text == expected.text, path
         assert outcome.result.findings == expected.findings
-    assert "find_package(hipfft REQUIRED)" not in run.outcomes[0].result.text  # type: ignore[union-attr]
-    assert "find_package(hipfft REQUIRED)" in run.outcomes[3].result.text  # type: ignore[union-attr]
+    assert "find_package(hipfft" not in run.outcomes[0].result.text  # type: ignore[union-attr]
+    assert "find_package(hipfft)" in run.outcomes[3].result.text  # type: ignore[union-attr]  # optional, as CUDA was
 
 
 @pytest.mark.parametrize("project", ["cmake-legacy-findcuda", "cmake-hiprand-hipsparse"])

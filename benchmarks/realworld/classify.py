@@ -120,8 +120,8 @@ CONFIGURE_RULES = (
     _rule("build", "CUDA still required", r'provided by\s+"CUDA(?:Toolkit)?"|Could NOT find CUDA|'
           r"No CMAKE_CUDA_COMPILER could be found|Failed to find nvcc|CUDA_TOOLKIT_ROOT_DIR not found|"
           r"Compiling the CUDA compiler identification source file"),
-    _rule("build", "target used that nothing defines", r'links to target\s+"(?:hip|roc|HIP)::[^"]+"\s+but the target was not found|'
-          r"target\s+\"(?:hip|roc)::[^\"]+\"\s+was not found"),
+    _rule("build", "target used that nothing defines",
+          r'links to(?: target)?:?\s+"?(?:hip|roc|HIP)::[^"\s]+"?\s+but the target was not found'),
     _rule("build", "HIP package not found", r'provided by\s+"(?:hip|HIP|hip-lang)"'),
     _rule("environment", "system package not installed", r"Could NOT find \w+|Could not find a package configuration file"),
 )  # fmt: skip

@@ -33,6 +33,7 @@ class Facts:
     language_variable: Command | None = None  # enable_language(${VAR})
     packages: set[str] = field(default_factory=set)  # ROCm packages the rewrite links
     hip_introduced_at: Command | None = None  # command that now enables HIP
+    finds_toolkit: bool = False  # a find_package(CUDA/CUDAToolkit) of the file became find_package(hip)
     arch_set_before: bool = False  # CMAKE_*_ARCHITECTURES set before that command
     uses_rocm_path: bool = False
     defines_rocm_path: bool = False

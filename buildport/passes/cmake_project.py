@@ -8,7 +8,7 @@ from buildport.cmake_args import translate_flag_words, value_of
 from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
 from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
-from buildport.rules.cmake import FIND_HIP, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
+from buildport.rules.cmake import HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
 from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, Leaf
 
@@ -127,11 +127,51 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in parts) if parts else (0,)
 
 
+def package_lines(ctx: Context, mode: str) -> str:
+    """find_package(hip) and the ROCm packages the file (and the folders below it) link, ``mode`` (REQUIRED,
+    QUIET or nothing) for each; with the include folders of the libraries hipify names bare."""
+    packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""})
+    out = [f"find_package(hip{mode})"] + [f"find_package({p}{mode})" for p in packages]
+    subdirs = [
+        f"${{{lib.rocm_package}_INCLUDE_DIR}}/{lib.include_subdir}"
+        for p in packages for lib in LIBRARIES if lib.rocm_package == p and lib.include_subdir
+    ]
+    if subdirs:
+        out.append("# hipify writes <x.h>; ROCm installs these headers as <x/x.h>")
+        out.append(f"include_directories({' '.join(dict.fromkeys(subdirs))})")
+    return "\n".join(out)
+
+
+class FindHip:
+    description = "find_package(hip) after the command that enables HIP, where nothing found CUDA's toolkit"
+
+    def run(self, ctx: Context) -> None:
+        """A project of the CUDA language alone (no find_package(CUDAToolkit)) had no imported targets to link;
+        the port's hip::host and ROCm library targets need the packages found, in the branch HIP is enabled in,
+        where the folders below it see them."""
+        introducer = ctx.facts.hip_introduced_at
+        if introducer is None or ctx.facts.finds_toolkit or introducer.identifier == "find_package":
+            return
+        line = "find_package(hip REQUIRED)"
+        ctx.edits.insert_after(introducer, lambda: package_lines(ctx, " REQUIRED"))
+        ctx.report(introducer.start, "cmake-find-package", Severity.INFO,
+                   f"the HIP language enabled here: {line} for hip::host and the ROCm libraries", fixable=True,
+                   replacement=line)
+
+
+ENABLE_HIP = "enable_language(HIP)"
+#: An optional legacy find_package(CUDA): the HIP language only where there is a HIP compiler.
+ENABLE_HIP_IF_FOUND = """include(CheckLanguage)
+check_language(HIP)
+if(CMAKE_HIP_COMPILER)
+  enable_language(HIP)
+endif()"""
+
+
 class FindPackages:
     description = "find_package(CUDA/CUDAToolkit/...) → find_package(hip) and the ROCm packages linked"
 
     def run(self, ctx: Context) -> None:
-        first_toolkit = True
         for command in ctx.commands():
             if command.identifier != "find_package":
                 continue
@@ -144,34 +184,24 @@ class FindPackages:
             if kind:
                 self._library_package(ctx, command, kind)
                 continue
-            legacy = value_of(args[0].value).lower() == "cuda"
-            if first_toolkit:
-                first_toolkit = False
-                self._toolkit(ctx, command, legacy)
-            else:
-                ctx.edits.remove_command(command)
+            self._toolkit(ctx, command, value_of(args[0].value).lower() == "cuda")
 
     @staticmethod
     def _toolkit(ctx: Context, command: Command, legacy: bool) -> None:
-        def lines() -> str:
-            packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""})
-            out = [FIND_HIP] + [f"find_package({p} REQUIRED)" for p in packages]
-            subdirs = [
-                f"${{{lib.rocm_package}_INCLUDE_DIR}}/{lib.include_subdir}"
-                for p in packages for lib in LIBRARIES if lib.rocm_package == p and lib.include_subdir
-            ]
-            if subdirs:
-                out.append("# hipify writes <x.h>; ROCm installs these headers as <x/x.h>")
-                out.append(f"include_directories({' '.join(dict.fromkeys(subdirs))})")
-            return "\n".join(out)
-
+        """Each find of the toolkit, where it stands (in its branch) and as required as it was: an optional
+        CUDA stays optional, and a build without ROCm configures as one without CUDA did."""
+        words = {value_of(a.value) for a in command.arguments()[1:]}
+        mode = " REQUIRED" if "REQUIRED" in words else " QUIET" if "QUIET" in words else ""
+        find_hip = f"find_package(hip{mode})"
+        ctx.facts.finds_toolkit = True
         if legacy and ctx.facts.hip_introduced_at is None:
-            # FindCUDA compiled .cu files itself; now the HIP language does.
+            # FindCUDA compiled .cu files itself; now the HIP language does (where there is a HIP compiler,
+            # when CUDA was optional)
             ctx.facts.hip_introduced_at = command
-            introduce_targets(ctx, command, enable="enable_language(HIP)")
-        ctx.edits.rewrite_command(command, lines)
+            introduce_targets(ctx, command, enable=ENABLE_HIP if mode == " REQUIRED" else ENABLE_HIP_IF_FOUND)
+        ctx.edits.rewrite_command(command, lambda: package_lines(ctx, mode))
         ctx.report(command.start, "cmake-find-package", Severity.INFO,
-                   f"find_package({command.arguments()[0].value}) → {FIND_HIP}", fixable=True, replacement=FIND_HIP)
+                   f"find_package({command.arguments()[0].value}) → {find_hip}", fixable=True, replacement=find_hip)
 
     @staticmethod
     def _library_package(ctx: Context, command: Command, kind: str) -> None:

@@ -242,6 +242,7 @@ class HostHeaders:
             plain = _plain_links(ctx, target)
             line = f"target_link_libraries({target} {'' if plain else scope + ' '}hip::host)"
             ctx.edits.insert_after(command, line)
+            ctx.facts.packages.add("hip")
             done.add(target)
             ctx.report(command.start, "cmake-host-headers", Severity.INFO,
                        f"{target} gets CUDA's include directories: its C++ files link hip::host",

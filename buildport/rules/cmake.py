@@ -11,8 +11,9 @@ from __future__ import annotations
 #: First CMake release with the HIP language.
 HIP_MIN_VERSION = (3, 21)
 
-#: What find_package(CUDA) / find_package(CUDAToolkit) becomes (then the ROCm packages the file links).
-FIND_HIP = "find_package(hip REQUIRED)"
+#: What find_package(CUDA) / find_package(CUDAToolkit) becomes (as REQUIRED or QUIET as it was; then the ROCm
+#: packages the file links).
+FIND_HIP = "find_package(hip"
 
 _CONFIGS = ("", "_DEBUG", "_RELEASE", "_RELWITHDEBINFO", "_MINSIZEREL", "_INIT")
 
@@ -52,8 +53,8 @@ VARIABLES: dict[str, str] = {
     "CUDA_HOME": "ROCM_PATH",
     "CUDA_DIR": "ROCM_PATH",
     "CUDA_SDK_ROOT_DIR": "ROCM_PATH",
-    "CUDAToolkit_LIBRARY_DIR": "ROCM_LIBRARY_DIR",
-    "CUDAToolkit_BIN_DIR": "ROCM_BIN_DIR",
+    "CUDAToolkit_LIBRARY_DIR": "HIP_LIB_INSTALL_DIR",  # hip-config.cmake defines these
+    "CUDAToolkit_BIN_DIR": "HIP_BIN_INSTALL_DIR",
 }
 
 #: Legacy FindCUDA switches that only steer nvcc: their ``set()`` is removed.
@@ -115,6 +116,16 @@ MANUAL_COMMANDS: dict[str, str] = {
     "cuda_compute_separable_compilation_object_file_name": "device linking is done by clang with -fgpu-rdc --hip-link",
     "cuda_build_clean_target": "FindCUDA internals; nothing to clean with the HIP language",
 }
+
+#: Copies of CMake's own CUDA modules a project may carry (FindCUDA and its helpers): they serve
+#: find_package(CUDA), which the port replaces, so they are left as they are, not half renamed.
+CUDA_MODULE_FILES: frozenset[str] = frozenset({
+    "FindCUDA.cmake", "FindCUDAToolkit.cmake", "run_nvcc.cmake", "make2cmake.cmake", "parse_cubin.cmake",
+    "select_compute_arch.cmake", "CMakeDetermineCUDACompiler.cmake", "CMakeCUDAInformation.cmake",
+    "CMakeTestCUDACompiler.cmake", "CMakeCUDACompiler.cmake.in",
+})
+#: ... and the folder CMake keeps FindCUDA's helpers in.
+CUDA_MODULE_FOLDER = "FindCUDA"
 
 #: Generator-expression heads that name a language.
 LANGUAGE_GENEX = ("COMPILE_LANGUAGE", "LINK_LANGUAGE", "COMPILE_LANG_AND_ID", "LINK_LANG_AND_ID")

@@ -35,6 +35,7 @@ EXPECTED = {
     "cmake-modern-rdc": Expected(executables=("simulate",), libraries=("libparticles.a",)),
     "cmake-legacy-findcuda": Expected(executables=("heat2d",), libraries=("libheat.a",)),
     "cmake-hiprand-hipsparse": Expected(executables=("random_walk", "spmv")),
+    "cmake-optional-gpu": Expected(executables=("sumapp",), libraries=("libcore.a", "gpu/libgpusum.a")),
 }
 
 PROJECT_NAMES = sorted(p.name for p in PROJECTS_DIR.glob("cmake-*") if p.is_dir())
@@ -120,6 +121,24 @@ def test_hip_architectures_stay_overridable(tmp_path: Path, workbench: Workbench
     data = (build / "heat2d").read_bytes()
     assert b"amdgcn-amd-amdhsa--gfx1030" in data
     assert f"amdgcn-amd-amdhsa--{OFFLOAD_ARCH}".encode() not in data
+
+
+def test_optional_gpu_backend_stays_optional(tmp_path: Path, workbench: Workbench) -> None:
+    """-DWITH_GPU=OFF builds the CPU backend alone, before the port (no CUDA) and after it (no HIP): an
+    optional CUDA find is an optional HIP find, in the branch it stood in."""
+    name = "cmake-optional-gpu"
+    project = tmp_path / name
+    shutil.copytree(PROJECTS_DIR / name, project)
+    off = {"WITH_GPU": "OFF"}
+    workbench.cmake_cuda(project, tmp_path / "build-cuda-cpu", defines=off)
+    workbench.buildport("cmake", project, "--in-place")
+    workbench.hipify(project)
+    build = tmp_path / "build-rocm-cpu"
+    workbench.cmake_rocm(project, build, defines=off)
+    assert not list((build / "CMakeFiles").rglob("CMakeHIPCompiler.cmake")), "HIP enabled with WITH_GPU=OFF"
+    assert "hip_DIR" not in (build / "CMakeCache.txt").read_text(), "ROCm looked for with WITH_GPU=OFF"
+    out = workbench.run("run-sumapp", [build / "sumapp"], cwd=build, env=workbench.rocm_env).stdout
+    assert "cpu backend only" in out
 
 
 def test_original_sources_really_need_relocatable_device_code(tmp_path: Path, workbench: Workbench) -> None:
