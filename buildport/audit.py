@@ -531,7 +531,8 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
             finding = dataclasses.replace(finding, replacement=derived)
             audited.line_scoped.add(finding)
         audited.findings.append(finding)
-    for finding in residue(text, path, kind, result.findings, changes):
+    left_alone = any(f.rule == "cmake-cuda-module" for f in result.findings)  # CUDA by design, and unused
+    for finding in [] if left_alone else residue(text, path, kind, result.findings, changes):
         audited.findings.append(finding)
         if finding.fixable and changes.get(finding.line) is not None:
             audited.line_scoped.add(finding)

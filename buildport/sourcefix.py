@@ -29,6 +29,12 @@ preprocessor lines change, never comments or strings.
   calling convention (empty except on Windows); hipify leaves them and HIP has
   none, so ``void CUDART_CB done(...)`` does not compile. They are dropped,
   except in a file that defines them itself.
+* ``c_defaults``: in a C file, a HIP call that relies on an argument only C++
+  has a default for. hipify maps ``cudaMallocHost(&p, n)`` to
+  ``hipHostMalloc(&p, n)``, which C++ resolves through a template whose flags
+  default to ``hipHostMallocDefault``; C has the three-parameter function only
+  (GPUJPEG's C sources stopped there). The default is written in
+  (:data:`~buildport.rules.source_rules.C_DEFAULT_ARGUMENTS`).
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -38,8 +44,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from buildport.rules.source_rules import CUDA_HEADER_MACROS, HEADER_RENAMES
-from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, Lexed, lex
+from buildport.rules.source_rules import C_DEFAULT_ARGUMENTS, CUDA_HEADER_MACROS, HEADER_RENAMES
+from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, PUNCT, Lexed, lex
 from buildport.textio import spliced
 
 #: Fix id → what it did, as MIGRATION.md says it (after the count).
@@ -49,6 +55,7 @@ FIXES: dict[str, str] = {
     "runtime_include": "`#include \"hip/hip_runtime.h\"` added (nvcc includes the runtime in a .cu file itself)",
     "callback_macro": "`CUDART_CB` dropped (a callback's calling convention; HIP has none)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
+    "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
 }
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
@@ -63,6 +70,8 @@ def port_source(text: str, path: str = "") -> tuple[str, dict[str, int]]:
     wanted = [(name, finder) for name, (finder, hint) in _FINDERS.items() if hint(text)]
     if path.endswith(".cu"):
         wanted.append(("runtime_include", _runtime_include))
+    if path.endswith(".c") and any(name in text for name in C_DEFAULT_ARGUMENTS):
+        wanted.append(("c_defaults", _c_defaults))
     if not wanted:
         return text, {}
     lexed = lex(text)
@@ -116,6 +125,33 @@ def _runtime_include(text: str, lexed: Lexed) -> list[Edit]:
     return [(at, at, f'#include "hip/hip_runtime.h"{newline}')]
 
 
+def _c_defaults(text: str, lexed: Lexed) -> list[Edit]:
+    """Each call of :data:`C_DEFAULT_ARGUMENTS` given only its required arguments: the defaults added before its
+    closing parenthesis (a name not followed by a call, or given more, is left)."""
+    code = lexed.code
+    kinds, texts, starts = code.kinds, code.texts, code.starts
+    edits: list[Edit] = []
+    for i, (kind, word) in enumerate(zip(kinds, texts)):
+        known = C_DEFAULT_ARGUMENTS.get(word) if kind == IDENT else None
+        if known is None or i + 1 >= len(texts) or texts[i + 1] != "(":
+            continue
+        required, defaults = known
+        depth, commas, j = 0, 0, i + 1
+        while j < len(texts):
+            if kinds[j] == PUNCT and texts[j] in "([{":
+                depth += 1
+            elif kinds[j] == PUNCT and texts[j] in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 1 and texts[j] == ",":
+                commas += 1
+            j += 1
+        if j < len(texts) and commas + 1 == required:
+            edits.append((starts[j], starts[j], ", " + ", ".join(defaults)))
+    return edits
+
+
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``register`` keyword of the code, with the blanks after it."""
     return _dropped(text, lexed, frozenset({"register"}))
@@ -148,4 +184,4 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
 }
-assert set(_FINDERS) | {"runtime_include"} == set(FIXES)
+assert set(_FINDERS) | {"runtime_include", "c_defaults"} == set(FIXES)

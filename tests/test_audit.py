@@ -74,11 +74,12 @@ POSITIVE = [
     ("make-library", MAKE, "LIBS := -lcublas\n", "-lcublas", True),
     ("make-library-unported", MAKE, "LIBS := -lnppc\n", "-lnppc", False),
     ("make-platform", MAKE, "include ./findcudalib.mk\n", "include", False),
-    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
-    ("make-c-source", MAKE, "CC := nvcc\nx.o: x.c x.h\n", "x.o", False),  # make's built-in rule runs $(CC)
-    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n.c.o:\n\t$(NVCC) -c $<\n", ".c.o", False),
-    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c ; $(NVCC) -c x.c\n", "x.o", False),
-    ("make-c-source", MAKE, "x.o: x.c\n# built by\n\n\t@$(HIPCC) -c x.c\n", "x.o", False),
+    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", True),
+    ("make-c-source", MAKE, "CC := nvcc\nx.o: x.c x.h\n", "x.o", True),  # make's built-in rule runs $(CC)
+    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n.c.o:\n\t$(NVCC) -c $<\n", ".c.o", True),
+    ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c ; $(NVCC) -c x.c\n", "x.o", True),
+    ("make-c-source", MAKE, "x.o: x.c\n# built by\n\n\t@$(HIPCC) -c x.c\n", "x.o", True),
+    ("make-c-source-std", MAKE, "NVCC := nvcc -std=c++17\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
     ("nvcc-flag", MAKE, "NVCCFLAGS := -O2 --default-stream bogus\n", "--default-stream", False),
     ("nvcc-phase", MAKE, "NVCCFLAGS := -ptx\n", "-ptx", False),
     ("build-nvcc", CMAKE, "execute_process(COMMAND nvcc --version)\n", "nvcc", False),
@@ -134,8 +135,19 @@ def test_a_c_file_a_pattern_rule_builds_is_reported_at_the_pattern_rule_alone() 
     assert [(f.line, f.col) for f in audited.findings if f.rule == "make-c-source"] == [(4, 1)]
 
 
+#: Rules a file's name decides, tested with their own names below.
+BY_NAME = {"cmake-cuda-module"}
+
+
 def test_every_build_rule_has_a_positive_case() -> None:
-    assert {r.id for r in RULES} <= {case[0] for case in POSITIVE}
+    assert {r.id for r in RULES} - BY_NAME <= {case[0] for case in POSITIVE}
+
+
+def test_a_copy_of_findcuda_is_reported_by_its_name_and_left() -> None:
+    text = "find_program(CUDA_NVCC_EXECUTABLE nvcc)\nset(CUDA_NVCC_FLAGS -O2)\n"
+    audited = audit_text(text, "cmake/FindCUDA.cmake", CMAKE)
+    assert audited is not None
+    assert [(f.rule, f.fixable) for f in audited.findings] == [("cmake-cuda-module", False)]
 
 
 def test_catalogue_covers_what_the_engines_report() -> None:

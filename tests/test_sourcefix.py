@@ -92,3 +92,24 @@ def test_callback_calling_convention_macros_are_dropped_unless_defined_here() ->
     assert port_source(text) == ("void done(hipStream_t s, hipError_t e, void* d);\n", {"callback_macro": 1})
     own = "#define CUDA_CB\ntypedef void(CUDA_CB *cb_t)(void*);\n"  # a stand-in for cuda.h defines its own
     assert port_source(own) == (own, {})
+
+
+C_PINNED = """\
+#include "hip/hip_runtime.h"
+void alloc(float **p, int *a, size_t n) {
+  hipHostMalloc((void**)p, n * sizeof(float));
+  hipHostMalloc(&a[pick(1, 2)], n);
+  hipHostMalloc(p, n, hipHostMallocPortable);
+  /* hipHostMalloc(x, y) in a comment, and a name alone: */ use(hipHostMalloc);
+}
+"""
+
+
+def test_a_c_file_gets_the_arguments_only_cxx_defaults() -> None:
+    """hipify maps cudaMallocHost(&p, n) to hipHostMalloc(&p, n): C++ finds a template with a default flag,
+    C only the three-parameter function (a C file then fails: GPUJPEG's sources did)."""
+    new, fixes = port_source(C_PINNED, "src/buffers.c")
+    assert fixes == {"c_defaults": 2}
+    assert new == (C_PINNED.replace("n * sizeof(float));", "n * sizeof(float), hipHostMallocDefault);")
+                   .replace("pick(1, 2)], n);", "pick(1, 2)], n, hipHostMallocDefault);"))
+    assert port_source(C_PINNED, "src/buffers.cpp") == (C_PINNED, {})  # C++ has the default

@@ -325,7 +325,8 @@ def _build_cmake(project: Project, source: Path, build_dir: Path, side: str, job
     cmd = [
         "cmake", "-S", str(source), "-B", str(build_dir), f"-DCMAKE_TOOLCHAIN_FILE={toolchain}",
         "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
-        *(f"-DCMAKE_{lang}_COMPILER_LAUNCHER={LOGGER}" for lang in languages), *extra,
+        *(f"-DCMAKE_{lang}_{step}_LAUNCHER={LOGGER}" for lang in languages for step in ("COMPILER", "LINKER")),
+        *extra,
     ]  # fmt: skip
     env = dict(env, REALWORLD_LOG=os.devnull)
     rc, output = _run(cmd, cwd=source, env=env, log=log, timeout=CONFIGURE_TIMEOUT)

@@ -70,6 +70,7 @@ class MakeContext:
     c_pattern: bool | None = None  # whether the file has a pattern rule (with a recipe) for .c files
     relocatable: bool = False  # whether a command of the file compiles with nvcc -dc (relocatable device code)
     holds: dict[str, bool] = field(default_factory=dict)  # see text_holds
+    compiles_c: bool = False  # whether a rule compiles a .c file with nvcc (now hipcc)
 
     def text_holds(self, word: str) -> bool:
         """Whether the file's text holds ``word``: searched once per file, not once per word ported."""
@@ -535,9 +536,17 @@ def report_platform(ctx: MakeContext) -> None:
         elif isinstance(line, Assignment) and PLATFORM_HINTS.search(line.variable):
             _platform(ctx, line.start, line.variable)
         if isinstance(line, Rule) and _builds_c(ctx, line) and _compiles_for_gpu(ctx, line):
-            ctx.report(line.start, "make-c-source", Severity.WARNING,
-                       "a .c file: nvcc compiled it as C, hipcc would compile it as HIP/C++",
-                       "compile .c files with $(CC) and -D__HIP_PLATFORM_AMD__ -I$(ROCM_PATH)/include")
+            # hipcc compiles a .c file as C, as nvcc did, but defines no HIP platform for it: HIP's headers
+            # (hipified includes, the forced runtime header) refuse to compile without one
+            ctx.compiles_c = True
+            if ctx.text_holds("std=c++"):
+                ctx.report(line.start, "make-c-source-std", Severity.WARNING,
+                           "a .c file compiled by the GPU compiler: a C++ -std= flag given to it fails with hipcc "
+                           "(nvcc passed it to C++ files only)", "keep -std=c++NN out of the .c files' commands")
+            else:
+                ctx.report(line.start, "make-c-source", Severity.INFO,
+                           "a .c file compiled by the GPU compiler: hipcc compiles it as C, as nvcc did, with "
+                           "-D__HIP_PLATFORM_AMD__ for HIP's headers", fixable=True)
 
 
 def _platform(ctx: MakeContext, start: int, variable: str) -> None:

@@ -36,6 +36,8 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
     extra = [f"-I$(ROCM_PATH)/include/{d}" for d in ctx.include_subdirs if f"include/{d}" not in new_text]
     if untargeted:
         extra.insert(0, "$(HIP_ARCH_FLAGS)")
+    if ctx.compiles_c and "$(HIPCC)" in new_text and "__HIP_PLATFORM_AMD__" not in new_text:
+        extra.append("-D__HIP_PLATFORM_AMD__")  # hipcc compiles .c files as C, where HIP's headers need it
     if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
         # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
         # to files it changes)

@@ -123,6 +123,10 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("cmake-hip-present", "HIP support already present", WARNING, "cmake", "no",
               "The file already enables HIP or picks its GPU language through a variable; buildport leaves it "
               "as it is and its CUDA branch needs review.", "buildport engine"),
+    BuildRule("cmake-cuda-module", "Copy of CMake's CUDA module", INFO, "cmake", "no",
+              "A project's own copy of FindCUDA (or of its helpers) serves find_package(CUDA), which the port "
+              "replaces with find_package(hip); it is left as it is rather than half renamed.",
+              "CMake's FindCUDA module"),
     # --- make engine -------------------------------------------------------------------------
     BuildRule("make-compiler", "nvcc as the compiler", INFO, "make", "yes",
               "Recipes and compiler variables that run nvcc run `$(HIPCC)` instead.", "buildport.rules.make"),
@@ -144,10 +148,15 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("make-platform", "NVIDIA platform detection", WARNING, "make", "no",
               "`TARGET_ARCH`/`TARGET_OS` detection and `findcudalib.mk` serve NVIDIA's platforms (Tegra, "
               "ppc64le, sbsa); they are kept and need review.", "CUDA samples build system"),
-    BuildRule("make-c-source", ".c file compiled by nvcc", WARNING, "make", "no",
-              "nvcc compiles `.c` files as C; hipcc would compile them as HIP/C++. Reported where nvcc or "
-              "hipcc builds one: the rule's recipe, a pattern or suffix rule for `.c` files, or make's "
-              "built-in rule when `CC` is nvcc.", "hipcc documentation"),
+    BuildRule("make-c-source", ".c file compiled by nvcc", INFO, "make", "yes",
+              "nvcc compiles `.c` files as C, and so does hipcc, but it defines no HIP platform for C: HIP's "
+              "headers then refuse to compile, so the port adds `-D__HIP_PLATFORM_AMD__` to `HIPCC`. Reported "
+              "where nvcc or hipcc builds one: the rule's recipe, a pattern or suffix rule for `.c` files, or "
+              "make's built-in rule when `CC` is nvcc.", "hipcc 5.2 (`-x c` for .c files), measured"),
+    BuildRule("make-c-source-std", ".c file compiled by nvcc beside a C++ -std flag", WARNING, "make", "no",
+              "A file that compiles `.c` files with nvcc also names a C++ standard (`-std=c++17`): nvcc gave it "
+              "to its C++ compiles only, clang refuses it for a C file (`not allowed with 'C'`).",
+              "clang, measured"),
     # --- nvcc flag translation (both engines) -------------------------------------------------
     BuildRule("nvcc-flag", "nvcc flag value not translated", WARNING, "build", "no",
               "An nvcc flag whose value buildport does not know is left as it is; hipcc will reject or "

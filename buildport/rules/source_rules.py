@@ -608,6 +608,13 @@ HEADER_RENAMES: Mapping[str, str] = MappingProxyType({
     "hiprtc.h": "hip/hiprtc.h",
 })
 
+# HIP functions a hipified C file calls with fewer arguments than their C declaration takes, where C++ has a
+# default (a template, or a __dparm parameter) and the CUDA function hipify mapped from took fewer in C:
+# name -> (the arguments given, the defaults written after them) (buildport.sourcefix).
+C_DEFAULT_ARGUMENTS: Mapping[str, tuple[int, tuple[str, ...]]] = MappingProxyType({
+    "hipHostMalloc": (2, ("hipHostMallocDefault",)),  # cudaMallocHost(void **ptr, size_t size)
+})
+
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
 

@@ -34,7 +34,7 @@ MULTIARCH_CMAKE = Path("/usr/lib/x86_64-linux-gnu/cmake")
 
 SETUP_HINT = "run `bash .ci/setup.sh` as root to install the e2e toolchains"
 # Extensions hipify-perl is run on; it leaves files without CUDA identifiers byte-for-byte alone.
-HIPIFY_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp"})
+HIPIFY_SUFFIXES = frozenset({".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp"})
 # hipify-perl -inplace backs a file up with an unquoted `system("cp $file ...")`.
 _SHELL_SAFE_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
 

@@ -106,6 +106,7 @@ PROJECTS = {
             "src/launch.h",
             "src/generate.cu",
             "src/summary.cpp",
+            "src/pinned.c",  # C: hipHostMalloc gets the flags argument only C++ defaults
             "tests/test_randstats.cpp",
         ),
         ctest=True,
@@ -155,6 +156,7 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
     assert '#include "launch.h"' in (mixed / "src" / "summary.cpp").read_text()
     assert "curandGenerateUniform" in (mixed / "src" / "generate.cu").read_text()
     assert "add_test(" in (mixed / "CMakeLists.txt").read_text()
+    assert "cudaMallocHost((void **)&buffer, n * sizeof(float))" in (mixed / "src" / "pinned.c").read_text()
 
 
 # --- helpers --------------------------------------------------------------------------------------
