@@ -51,6 +51,12 @@ CMAKE_PASSES: tuple[Pass, ...] = (
 def port_cmake(text: str, path: str = "<input>", options: Options | None = None, verify: bool = True) -> Result:
     """Port the CMake source ``text``; raises ``ParseError`` for input that is not CMake."""
     options = options or Options()
+    name = PurePath(path)
+    if name.name in CUDA_MODULE_FILES or name.parent.name == CUDA_MODULE_FOLDER:
+        # not read: FindCUDA's helpers include configure_file templates (@CUDA_NVCC_FLAGS_CONFIG@)
+        return Result(path, text, text, [Finding(path, 1, 1, "cmake-cuda-module", Severity.INFO,
+                                                 "a copy of CMake's CUDA module, used by find_package(CUDA), which "
+                                                 "the port replaces; left as it is")])
     hot = may_need_cmake_port(text)
     tree = parse_cmake(text, path, cut=hot)
     if not hot:
@@ -66,11 +72,6 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
                    "this file already supports HIP or picks its GPU language through a variable; left unchanged",
                    "review its CUDA branch by hand")
         return Result(path, text, text, ctx.findings)
-    name = PurePath(path)
-    if name.name in CUDA_MODULE_FILES or name.parent.name == CUDA_MODULE_FOLDER:
-        return Result(path, text, text, [Finding(path, 1, 1, "cmake-cuda-module", Severity.INFO,
-                                                 "a copy of CMake's CUDA module, used by find_package(CUDA), which "
-                                                 "the port replaces; left as it is")])
     gather_target_facts(ctx)
     for rewrite in CMAKE_PASSES:
         rewrite.run(ctx)

@@ -219,7 +219,11 @@ def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_file
             if outcome.path in foreign:
                 continue  # not the project's: listed, not ported
             if outcome.error:
-                raise MigrationError(outcome.error)
+                # one file that is not CMake or make (a configure_file template named .cmake, say) stops only
+                # itself: left as it is, and listed for a person
+                first = outcome.error.strip().splitlines()[0] if outcome.error.strip() else "could not be read"
+                plan.skipped.append((plan.relative(Path(outcome.path)), f"not ported: {first}"))
+                continue
             if outcome.path in copies:
                 outcome = _in_copy(outcome, copies[outcome.path])
             assert outcome.result is not None and outcome.source is not None

@@ -143,8 +143,10 @@ def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     away = f", {count} outside {'path' if count == 1 else 'paths'} left alone" if count else ""
     fixes = sum(sum(c.fixes.values()) for c in reported)
     fixed = f", {fixes} leftovers of hipify fixed" if fixes else ""
+    left = len(plan.skipped) + len(plan.hipify_failures)
+    skipped = f", {left} {'file' if left == 1 else 'files'} not converted (listed under Skipped)" if left else ""
     click.echo(f"{target}: {hipified} sources hipified{fixed}, {builds} build files rewritten, "
-               f"{len(human)} findings need a person{away} (see MIGRATION.md)")
+               f"{len(human)} findings need a person{away}{skipped} (see MIGRATION.md)")
     if verbose:
         for finding in human:
             click.echo(finding.format(), err=True)

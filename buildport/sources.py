@@ -99,51 +99,147 @@ def note_outside(found: SourceSet, root: Path, path: Path, origin: Origin) -> bo
 
 
 def cmake_sources(path: Path, root: Path, found: SourceSet) -> None:
-    """Source files one CMake file names (relative to its own directory)."""
-    try:
-        tree = parse_cmake(read_source(path).text, str(path), cut=True)  # every command is read
-    except (ParseError, InputError):
-        return
-    here = path.parent
-    text = tree.text
-    # absolute, as CMake's are: a path made from them is not taken again relative to the file's folder
-    known = {
-        "CMAKE_CURRENT_SOURCE_DIR": str(here.absolute()), "CMAKE_CURRENT_LIST_DIR": str(here.absolute()),
-        "PROJECT_SOURCE_DIR": str(root.absolute()), "CMAKE_SOURCE_DIR": str(root.absolute()),
+    """Source files a CMake file names, read as CMake reads it: relative to the current source directory,
+    through variables, ``file(GLOB)``, ``include()`` (in the includer's scope and directory) and
+    ``add_subdirectory()`` (a copy of the scope, the subdirectory's directory)."""
+    here = path.parent.absolute()
+    variables = {
+        "CMAKE_SOURCE_DIR": [str(root.absolute())], "PROJECT_SOURCE_DIR": [str(root.absolute())],
+        "CMAKE_CURRENT_SOURCE_DIR": [str(here)],
     }
-    variables: dict[str, list[str]] = {}
-    for command in tree.commands():
-        values = [value_of(a.value) for a in command.arguments()]
-        name = command.identifier
-        origin = (path, text, command.start)
+    _CMakeReader(root, found).read(path, here, variables, 0)
+
+
+class _CMakeReader:
+    """Reads the CMake files one file reaches, with the variables CMake would have (simple ones)."""
+
+    def __init__(self, root: Path, found: SourceSet) -> None:
+        self.root = root
+        self.found = found
+        self.active: set[Path] = set()  # files being read: an include cycle is not followed
+
+    def read(self, path: Path, here: Path, variables: dict[str, list[str]], depth: int) -> None:
+        resolved = path.resolve()
+        if depth > _MAX_DEPTH or resolved in self.active:
+            return
+        try:
+            tree = parse_cmake(read_source(path).text, str(path), cut=True)  # every command is read
+        except (ParseError, InputError):
+            return
+        self.active.add(resolved)
+        variables["CMAKE_CURRENT_LIST_DIR"] = [str(path.parent.absolute())]
+        text = tree.text
+        for command in tree.commands():
+            self._command(command.identifier, [value_of(a.value) for a in command.arguments()], here, variables,
+                          (path, text, command.start), depth)
+        self.active.discard(resolved)
+
+    def _command(self, name: str, values: list[str], here: Path, variables: dict[str, list[str]],
+                 origin: Origin, depth: int) -> None:
+        found, root = self.found, self.root
         if name == "set" and values:
-            variables[values[0]] = values[1:]
-        elif name == "list" and len(values) > 2 and values[0] == "APPEND":
+            variables[values[0]] = _set_values(values[1:])
+        elif name == "list" and len(values) > 2 and values[0] in ("APPEND", "PREPEND"):
             variables.setdefault(values[1], []).extend(values[2:])
         elif name == "file" and len(values) > 2 and values[0] in ("GLOB", "GLOB_RECURSE"):
-            for pattern in values[2:]:
-                if pattern.isupper():
-                    continue
-                full = _substitute(pattern, known)
-                if full is not None:
-                    pattern_path = full if Path(full).is_absolute() else str(here / full)
-                    for hit in glob.glob(pattern_path, recursive=values[0] == "GLOB_RECURSE"):
-                        _add(found, root, Path(hit), None if _absolute(pattern) else origin)
-        if name in ("include_directories", "target_include_directories"):
+            hits = self._glob(values, here, variables, origin)
+            variables[values[1]] = [str(hit) for hit in hits]
+        elif name in ("include_directories", "target_include_directories"):
             for value in values:
-                full = _substitute(value, known)
+                full = _substitute(value, variables)
                 if full is not None and value not in ("PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE"):
                     candidate = Path(full) if Path(full).is_absolute() else here / full
                     if candidate.is_dir() and inside(candidate, root):
                         found.include_dirs.add(candidate.resolve())
                     elif not _absolute(value):
                         note_outside(found, root, candidate, origin)
+        elif name == "include" and values:
+            included = self._module(values[0], here, variables)
+            if included is not None:
+                self.read(included, here, variables, depth + 1)  # the includer's scope and directory
+                variables["CMAKE_CURRENT_LIST_DIR"] = [str(Path(origin[0]).parent.absolute())]
+        elif name == "add_subdirectory" and values:
+            folder = _substitute(values[0], variables)
+            if folder is not None:
+                sub = Path(folder) if Path(folder).is_absolute() else here / folder
+                lists = sub / "CMakeLists.txt"
+                if lists.is_file() and inside(lists, root):
+                    scope = dict(variables, CMAKE_CURRENT_SOURCE_DIR=[str(sub.absolute())])
+                    self.read(lists, sub.absolute(), scope, depth + 1)
         for value in values:
             for item in _expand(value, variables):
-                full = _substitute(item, known)
+                full = _substitute(item, variables)
                 if full is not None and full.endswith(SOURCE_SUFFIXES):
                     _add(found, root, Path(full) if Path(full).is_absolute() else here / full,
                          None if _absolute(item) else origin)
+
+    def _glob(self, values: list[str], here: Path, variables: dict[str, list[str]], origin: Origin) -> list[Path]:
+        """``file(GLOB[_RECURSE] VAR [options] patterns...)`` as CMake globs: a recursive glob matches the
+        pattern's last part in every folder below the pattern's folder (no ``**`` needed)."""
+        hits: list[Path] = []
+        options = iter(values[2:])
+        for pattern in options:
+            if pattern in ("LIST_DIRECTORIES", "RELATIVE"):
+                next(options, None)
+                continue
+            if pattern.isupper():
+                continue  # CONFIGURE_DEPENDS, FOLLOW_SYMLINKS
+            full = _substitute(pattern, variables)
+            if full is None:
+                continue
+            pattern_path = Path(full) if Path(full).is_absolute() else here / full
+            if values[0] == "GLOB_RECURSE":
+                matched = _glob_recurse(pattern_path)
+            else:
+                matched = [Path(hit) for hit in glob.glob(str(pattern_path))]
+            for hit in matched:
+                _add(self.found, self.root, hit, None if _absolute(pattern) else origin)
+            hits += matched
+        return hits
+
+    def _module(self, name: str, here: Path, variables: dict[str, list[str]]) -> Path | None:
+        """The file ``include(name)`` reads: a path (relative to the current source directory), or a module
+        looked for in CMAKE_MODULE_PATH; inside the project only."""
+        full = _substitute(name, variables)
+        if full is None:
+            return None
+        if full.endswith(".cmake") or "/" in full:
+            candidate = Path(full) if Path(full).is_absolute() else here / full
+            return candidate if candidate.is_file() and inside(candidate, self.root) else None
+        for folder in variables.get("CMAKE_MODULE_PATH", []):
+            folder_path = _substitute(folder, variables)
+            if folder_path is None:
+                continue
+            candidate = (Path(folder_path) if Path(folder_path).is_absolute() else here / folder_path) / (full + ".cmake")
+            if candidate.is_file() and inside(candidate, self.root):
+                return candidate
+        return None
+
+
+_MAX_DEPTH = 32
+#: What ends the values of a set(): the cache entry's type and help, or the scope it sets in.
+_SET_TAIL = ("CACHE", "PARENT_SCOPE")
+
+
+def _set_values(values: list[str]) -> list[str]:
+    for i, value in enumerate(values):
+        if value in _SET_TAIL:
+            return values[:i]
+    return values
+
+
+def _glob_recurse(pattern: Path) -> list[Path]:
+    """Files below the pattern's folder whose name matches its last part (CMake's GLOB_RECURSE)."""
+    import fnmatch
+
+    folder, name = pattern.parent, pattern.name
+    if any(c in str(folder) for c in "*?["):
+        return [Path(hit) for hit in glob.glob(str(pattern).replace("**", "*"), recursive=True)]
+    hits = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        hits += [Path(dirpath) / f for f in sorted(filenames) if fnmatch.fnmatchcase(f, name)]
+    return hits
 
 
 def _absolute(written: str) -> bool:
@@ -162,9 +258,14 @@ def _expand(value: str, variables: dict[str, list[str]], depth: int = 0) -> list
     return [value]
 
 
-def _substitute(value: str, known: dict[str, str]) -> str | None:
+def _substitute(value: str, variables: dict[str, list[str]]) -> str | None:
     """``${CMAKE_CURRENT_SOURCE_DIR}/a.cu`` → a path; ``None`` when other references remain."""
-    out = _SIMPLE_REF.sub(lambda m: known.get(m.group(1), m.group(0)), value)
+
+    def known(m: re.Match[str]) -> str:
+        found = variables.get(m.group(1))
+        return ";".join(found) if found is not None else m.group(0)
+
+    out = _SIMPLE_REF.sub(known, value)
     return None if "${" in out or "$<" in out else out
 
 

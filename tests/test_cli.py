@@ -147,3 +147,28 @@ def test_discovery_skips_build_trees_below_the_root_but_walks_a_root_that_is_one
     (tmp_path / "sub" / "dangling" / "CMakeLists.txt").write_text("project(w)\n")
     found = [os.path.relpath(p, tmp_path) for p in files_below(tmp_path, is_cmake_file)]
     assert found == ["CMakeLists.txt", "sub/dangling/CMakeLists.txt", "sub/plain/CMakeLists.txt"]
+
+
+def test_migrate_lists_a_build_file_it_cannot_read_and_goes_on(tmp_path: Path) -> None:
+    """A *.cmake file that is not CMake (a configure_file template) stops only itself: it is left as it is and
+    listed under Skipped, and the rest of the project is migrated."""
+    import json
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = tmp_path / "proj"
+    (project / "cmake").mkdir(parents=True)
+    (project / "CMakeLists.txt").write_text("project(p LANGUAGES CXX CUDA)\nadd_executable(app app.cu)\n")
+    (project / "app.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); return 0; }\n")
+    template = "set(CUDA_FLAGS 1)\n@CUDA_NVCC_FLAGS_CONFIG@\n"
+    (project / "cmake" / "run_tool.cmake").write_text(template)
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert "1 file not converted" in done.output
+    assert (out / "cmake" / "run_tool.cmake").read_text() == template
+    assert "HIP" in (out / "CMakeLists.txt").read_text()
+    skipped = json.loads((out / "migration.json").read_text())["skipped"]
+    assert [s["path"] for s in skipped] == ["cmake/run_tool.cmake"] and "2:" in skipped[0]["why"]

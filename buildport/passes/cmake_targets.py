@@ -35,13 +35,16 @@ class CudaSources:
             if not ctx.may_hold_cuda_sources(command):
                 continue
             # a target's sources, or every argument of a user function or macro that builds one
-            sources = target_sources(command)[1] if targets else command.arguments()
+            target, sources = target_sources(command) if targets else (None, command.arguments())
             marked: dict[str, None] = {}  # in order, each once
+            unknown = False  # a variable this file does not set: its .cu files are marked as CMake reads them
             for source in sources:
                 for text in expand(ctx, source.value):
                     if is_cuda_source(text) and text not in ctx.facts.hip_sources:
                         marked[text] = None
                 value = value_of(source.value)
+                if _unknown_variable(ctx, value):
+                    unknown = True
                 if value.startswith("${") and value[2:-1] in ctx.facts.globbed:
                     patterns = ctx.facts.globbed[value[2:-1]]
                     if patterns and all(value_of(p).endswith(".cu") for p in patterns):
@@ -57,6 +60,38 @@ class CudaSources:
                 ctx.edits.insert_after(command, line)
                 ctx.report(command.start, "cmake-cu-language", Severity.INFO,
                            f"{', '.join(marked)}: compiled as HIP", fixable=True, replacement=line)
+            if unknown and target is not None and _gpu_file(ctx, command):
+                line = CU_SOURCES_OF.format(target=target.value)
+                if ctx.text_holds(line.splitlines()[0]):
+                    continue  # ported before
+                ctx.edits.insert_after(command, line)
+                ctx.report(command.start, "cmake-cu-language", Severity.INFO,
+                           f"the .cu sources of {target.value} that variables set elsewhere hold: compiled as HIP",
+                           fixable=True, replacement=line.splitlines()[0])
+
+
+#: The .cu files among a target's sources, as CMake has them (variables set in other files, functions,
+#: branches): compiled as HIP, where the port cannot name them.
+CU_SOURCES_OF = """get_target_property(hip_cu_sources {target} SOURCES)
+list(FILTER hip_cu_sources INCLUDE REGEX "\\\\.cu$")
+if(hip_cu_sources)
+  set_source_files_properties(${{hip_cu_sources}} PROPERTIES LANGUAGE HIP)
+endif()"""
+
+
+def _unknown_variable(ctx: Context, value: str) -> bool:
+    """Whether ``value`` is one variable (``${SRCS}``) that this file neither sets nor globs."""
+    if not (value.startswith("${") and value.endswith("}") and value.count("${") == 1):
+        return False
+    name = value[2:-1]
+    if name.startswith(("CMAKE_", "ARGV")) or name == "ARGN":
+        return False  # a function's arguments are marked where it is called
+    return ctx.facts.values_of(name) is None and name not in ctx.facts.globbed
+
+
+def _gpu_file(ctx: Context, command: Command) -> bool:
+    """A legacy CUDA target, or a target in a file with CUDA in it (not every C++ target of a project)."""
+    return command.identifier.startswith("cuda_") or bool(ctx.cuda_commands())
 
 
 def library_replacement(lib: Library, hip_target: bool | None) -> str | None:
@@ -229,6 +264,9 @@ class HostHeaders:
         done: set[str] = set()
         for command in ctx.cuda_commands():
             args = command.arguments()
+            if command.identifier == "include_directories" and _cuda_include_scope(args) is not None:
+                self._directory(ctx, command)
+                continue
             if command.identifier != "target_include_directories" or len(args) < 2:
                 continue
             target = args[0].value
@@ -247,6 +285,21 @@ class HostHeaders:
             ctx.report(command.start, "cmake-host-headers", Severity.INFO,
                        f"{target} gets CUDA's include directories: its C++ files link hip::host",
                        fixable=True, replacement=line)
+
+
+    @staticmethod
+    def _directory(ctx: Context, command: Command) -> None:
+        """CUDA's include directories for the whole directory: every C++ target made after it may include
+        HIP's headers, which g++ compiles only with hip::host's definitions."""
+        line = "link_libraries(hip::host)"
+        if ctx.text_holds(line) or any(line in t for t in ctx.edits.after.get(command.start, [])
+                                        if isinstance(t, str)):
+            return
+        ctx.edits.insert_after(command, line)
+        ctx.facts.packages.add("hip")
+        ctx.report(command.start, "cmake-host-headers", Severity.INFO,
+                   "CUDA's include directories for every target here: the targets made after it link hip::host",
+                   fixable=True, replacement=line)
 
 
 def _cuda_include_scope(args: list[Leaf]) -> str | None:

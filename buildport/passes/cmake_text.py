@@ -58,6 +58,7 @@ def _cuda_option(text: str) -> bool:
     quote, content, _ = inner(text)
     if _CUDA_GENEX.search(content):
         return True
+    content = content.removeprefix("SHELL:")
     return any(is_nvcc_only(content[a:b]) for a, b in word_spans(content, " \t;" if quote else ";"))
 
 
@@ -66,6 +67,7 @@ def _is_flag_list(variable: str, args: list[Leaf]) -> bool:
         return True
     for arg in args:
         quote, content, _ = inner(arg.value)
+        content = content.removeprefix("SHELL:")  # "SHELL:-Xcompiler -O3": CMake's spelling of an option pair
         if any(is_nvcc_only(content[a:b]) for a, b in word_spans(content, " \t;" if quote else ";")):
             return True
     return False
@@ -82,6 +84,10 @@ class Flags:
             if leaves:
                 before = [ctx.edits.text_of(leaf) for leaf in leaves]
                 translate_leaves(ctx, leaves)
+                if command.identifier in FLAG_COMMANDS:  # an option whose every flag went is no option
+                    for leaf, old in zip(leaves, before):
+                        if old != '""' and ctx.edits.text_of(leaf) == '""':
+                            ctx.edits.remove(leaf)
                 if before != [ctx.edits.text_of(leaf) for leaf in leaves] and _emptied(ctx, command):
                     ctx.edits.remove_command(command)  # set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS}") would be left
 
@@ -197,7 +203,9 @@ def translate_leaves(ctx: Context, leaves: list[Leaf]) -> None:
                 texts.append(";".join(parts))
                 i = j
                 continue
-        for a, b in word_spans(content, " \t;" if quote else ";"):
+        # "SHELL:-Xcompiler -O3" is one option (CMake splits it for the compiler): one word here
+        spans = [(0, len(content))] if content.startswith("SHELL:") else word_spans(content, " \t;" if quote else ";")
+        for a, b in spans:
             words.append((leaf, a + len(quote), b + len(quote)))
             texts.append(text[a + len(quote) : b + len(quote)])
         i += 1

@@ -73,6 +73,14 @@ PROJECTS = {
         sources=("lib/saxpy.cu", "lib/reduce.cu", "lib/include/vecops/vecops.cuh", "app/main.cu"),
         unreferenced=("unused/old_kernel.cu",),
     ),
+    "cmake-filelists": Project(
+        kind="cmake",
+        executables=("ensemble_gpu",),
+        build_files=("CMakeLists.txt", "cmake/GPUSetup.cmake"),
+        # named only in cmake/FileLists.cmake, used in cmake/GPUSetup.cmake; a recursive glob without **;
+        # headers reached through include_directories(src/gpu)
+        sources=("src/gpu/EnergyKernel.cu", "src/gpu/Variables.cuh", "src/extra/deep/Scale.cu"),
+    ),
     "cmake-samples": Project(
         kind="cmake",
         executables=("Samples/vectorAdd/vectorAdd", "Samples/mergeHost/mergeHost", "Samples/randomFill/randomFill",

@@ -1,0 +1,55 @@
+"""Which sources a CMake build uses, read as CMake reads its files (buildport.sources)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from buildport.sources import SourceSet, cmake_sources
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _found(root: Path) -> set[str]:
+    found = SourceSet()
+    cmake_sources(root / "CMakeLists.txt", root, found)
+    return {str(p.relative_to(root.resolve())) for p in found.sources}
+
+
+def test_lists_set_in_an_included_module_are_relative_to_the_includer(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "set(CMAKE_MODULE_PATH ${PROJECT_SOURCE_DIR}/cmake)\ninclude(FileLists)\n"
+                          "include(${PROJECT_SOURCE_DIR}/cmake/Setup.cmake)\n",
+        "cmake/FileLists.cmake": "set(cudaSources src/gpu/a.cu)\nlist(APPEND cudaSources src/gpu/b.cu)\n",
+        "cmake/Setup.cmake": "add_executable(app ${cudaSources})\n",
+        "src/gpu/a.cu": "", "src/gpu/b.cu": "", "cmake/src/gpu/a.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"src/gpu/a.cu", "src/gpu/b.cu"}
+
+
+def test_a_recursive_glob_matches_every_folder_below_without_double_stars(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "file(GLOB_RECURSE KERNELS CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/k/*.cu)\n"
+                          "file(GLOB TOP RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} t/*.cu)\n",
+        "k/a.cu": "", "k/deep/er/b.cu": "", "k/c.cpp": "", "t/d.cu": "", "t/x/e.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"k/a.cu", "k/deep/er/b.cu", "t/d.cu"}
+
+
+def test_a_subdirectory_sees_its_parents_variables_in_its_own_folder(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "set(KERNEL kernel.cu)\nadd_subdirectory(lib)\n",
+        "lib/CMakeLists.txt": "add_library(l ${KERNEL} CACHE_ME)\nset(X y CACHE STRING \"doc\")\n",
+        "lib/kernel.cu": "", "kernel.cu": "",
+    })  # fmt: skip
+    # (a file name in a set() counts where it is written too: a name is converted wherever it may be built)
+    assert _found(tmp_path) == {"lib/kernel.cu", "kernel.cu"}
+
+
+def test_an_include_cycle_ends(tmp_path: Path) -> None:
+    _tree(tmp_path, {"CMakeLists.txt": "include(a.cmake)\n", "a.cmake": "include(b.cmake)\nset(S s.cu)\n",
+                     "b.cmake": "include(a.cmake)\nadd_library(l ${S} t.cu)\n", "s.cu": "", "t.cu": ""})
+    assert _found(tmp_path) == {"s.cu", "t.cu"}  # each file read once on the way, the cycle not followed
