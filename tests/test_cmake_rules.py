@@ -67,7 +67,12 @@ CHANGES = [
     ("target_link_libraries(app PRIVATE CUDA::cufft)\n", "target_link_libraries(app PRIVATE hip::hipfft)\n"),
     ("target_link_libraries(app PRIVATE CUDA::cublasLt_static)\n",
      "target_link_libraries(app PRIVATE roc::hipblaslt)\n"),
-    ("target_link_libraries(app PRIVATE CUDA::nvrtc)\n", "target_link_libraries(app PRIVATE hiprtc::hiprtc)\n"),
+    ("target_link_libraries(app PRIVATE CUDA::nvrtc)\n",
+     "target_link_libraries(app PRIVATE $<TARGET_NAME_IF_EXISTS:hiprtc::hiprtc>)\n"),  # in amdhip64 before 6.0
+    ("find_package(CUDAToolkit REQUIRED)\nadd_executable(app app.cpp)\n"
+     "target_link_libraries(app CUDA::nvrtc CUDA::cuda_driver)\n",
+     "find_package(hip REQUIRED)\nfind_package(hiprtc QUIET)\nadd_executable(app app.cpp)\n"  # no hiprtc package in 5.x
+     "target_link_libraries(app $<TARGET_NAME_IF_EXISTS:hiprtc::hiprtc> hip::host)\n"),
     ("target_link_libraries(app ${CUDA_curand_LIBRARY})\n", "target_link_libraries(app hip::hiprand)\n"),
     ("target_link_libraries(app $<BUILD_INTERFACE:CUDA::cusparse>)\n",
      "target_link_libraries(app $<BUILD_INTERFACE:roc::hipsparse>)\n"),

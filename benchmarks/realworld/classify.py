@@ -120,6 +120,8 @@ CONFIGURE_RULES = (
     _rule("build", "CUDA still required", r'provided by\s+"CUDA(?:Toolkit)?"|Could NOT find CUDA|'
           r"No CMAKE_CUDA_COMPILER could be found|Failed to find nvcc|CUDA_TOOLKIT_ROOT_DIR not found|"
           r"Compiling the CUDA compiler identification source file"),
+    _rule("rocm-library", "ROCm library not installed (its target is not defined)",
+          rf'links to(?: target)?:?\s+"?(?:roc|hip)::(?:{_ROCM})"?\s+but the target was not found'),
     _rule("build", "target used that nothing defines",
           r'links to(?: target)?:?\s+"?(?:hip|roc|HIP)::[^"\s]+"?\s+but the target was not found'),
     _rule("build", "HIP package not found", r'provided by\s+"(?:hip|HIP|hip-lang)"'),

@@ -131,7 +131,8 @@ def package_lines(ctx: Context, mode: str) -> str:
     """find_package(hip) and the ROCm packages the file (and the folders below it) link, ``mode`` (REQUIRED,
     QUIET or nothing) for each; with the include folders of the libraries hipify names bare."""
     packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""})
-    out = [f"find_package(hip{mode})"] + [f"find_package({p}{mode})" for p in packages]
+    out = [f"find_package(hip{mode})"] + [f"find_package({p}{_QUIET if p in _IN_RUNTIME else mode})"
+                                          for p in packages]
     subdirs = [
         f"${{{lib.rocm_package}_INCLUDE_DIR}}/{lib.include_subdir}"
         for p in packages for lib in LIBRARIES if lib.rocm_package == p and lib.include_subdir
@@ -140,6 +141,11 @@ def package_lines(ctx: Context, mode: str) -> str:
         out.append("# hipify writes <x.h>; ROCm installs these headers as <x/x.h>")
         out.append(f"include_directories({' '.join(dict.fromkeys(subdirs))})")
     return "\n".join(out)
+
+
+#: Packages older ROCm releases fold into the HIP runtime (and install no package for): looked for quietly.
+_IN_RUNTIME = frozenset(lib.rocm_package for lib in LIBRARIES if lib.in_runtime_before)
+_QUIET = " QUIET"
 
 
 class FindHip:
@@ -228,7 +234,7 @@ class LegacyCommands:
             elif name in LEGACY_LINK_HELPERS:
                 lib = next(lib for lib in LIBRARIES if lib.name == LEGACY_LINK_HELPERS[name])
                 target = command.arguments()[0].value if command.arguments() else "<target>"
-                ctx.edits.rewrite_command(command, f"target_link_libraries({target} {lib.rocm_target})")
+                ctx.edits.rewrite_command(command, f"target_link_libraries({target} {lib.cmake_link})")
                 ctx.facts.packages.add(lib.rocm_package)
             elif name in MANUAL_COMMANDS:
                 ctx.report(command.start, "cmake-manual-command", Severity.WARNING,

@@ -100,7 +100,7 @@ def library_replacement(lib: Library, hip_target: bool | None) -> str | None:
         if not lib.rocm_target or hip_target:
             return ""
         return lib.rocm_target
-    return lib.rocm_target or None
+    return lib.cmake_link or None
 
 
 class Libraries:

@@ -71,6 +71,7 @@ class MakeContext:
     relocatable: bool = False  # whether a command of the file compiles with nvcc -dc (relocatable device code)
     holds: dict[str, bool] = field(default_factory=dict)  # see text_holds
     compiles_c: bool = False  # whether a rule compiles a .c file with nvcc (now hipcc)
+    library_vars: frozenset[str] | None = None  # variables of library names (see _library_name_variables)
 
     def text_holds(self, word: str) -> bool:
         """Whether the file's text holds ``word``: searched once per file, not once per word ported."""
@@ -248,6 +249,9 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         return
     spans = line.words(line.value)
     words = [w.of(ctx.text) for w in spans]
+    if name in _library_name_variables(ctx):
+        _library_names(ctx, spans, words)
+        return
     if name in ctx.facts.arch_vars:
         targets = "$(HIP_OFFLOAD_ARCH)" if ctx.probe_targets else " ".join(ctx.offload_arch)
         ctx.replace(line.value, targets)
@@ -385,8 +389,10 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
     new: list[list[str] | None] = [None] * len(words)
     current = list(words)
     runtime_seen = define_seen = False
+    # the compiler word: the first, or the first after prefixes ($(PREFIX) nvcc, ccache nvcc)
+    at = next((i for i, w in enumerate(words[:4]) if NVCC_WORD.match(root_paths(w))), 0) if command else -1
     for i, word in enumerate(words):
-        changed = _word(ctx, word, i == 0 and command, spans[i].start, flags)
+        changed = _word(ctx, word, i == at, spans[i].start, flags)
         if changed.endswith("-lamdhip64") and changed != word:
             changed = "" if runtime_seen else changed  # -lcuda -lcudart: one HIP runtime
             runtime_seen = True
@@ -420,6 +426,49 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
     return all(w is not None and not " ".join(w) for w in new)
 
 
+#: Where a variable holds library names that a link line turns into -l flags: -l$(LIB), $(LIBS:%=-l%),
+#: $(addprefix -l,$(LIBS)), $(patsubst %,-l%,$(LIBS)).
+_LIBRARY_NAME_USES = re.compile(
+    r"-l\$[({](\w+)[)}]|\$[({](\w+):%=-l%[)}]|\$[({](?:addprefix\s+-l,|patsubst\s+%,-l%,)\s*\$[({](\w+)[)}]"
+)
+
+
+def _library_subdirs(ctx: MakeContext) -> list[str]:
+    """The include folders of the libraries the file names (by link name), in table order."""
+    words = set(re.findall(r"[A-Za-z0-9_]+", ctx.text)) if "cu" in ctx.text else set()
+    return list(dict.fromkeys(lib.include_subdir for name, lib in BY_LINK_NAME.items()
+                              if lib.include_subdir and (name in words or f"l{name}" in words)))
+
+
+def _library_name_variables(ctx: MakeContext) -> frozenset[str]:
+    if ctx.library_vars is None:
+        found: set[str] = set()
+        if "-l" in ctx.text:
+            for m in _LIBRARY_NAME_USES.finditer(ctx.text):
+                found.update(g for g in m.groups() if g)
+        ctx.library_vars = frozenset(found)
+    return ctx.library_vars
+
+
+def _library_names(ctx: MakeContext, spans: list[Span], words: list[str]) -> None:
+    """``LIBRARIES = cudart curand``, made -l flags where they are used: each CUDA name → the ROCm one (the
+    runtime → amdhip64, which a host linker needs by name and hipcc takes as well)."""
+    for span, word in zip(spans, words):
+        lib = BY_LINK_NAME.get(word)
+        if lib is None:
+            continue
+        new = ("amdhip64" if lib.rocm_link else "") if lib.runtime else lib.rocm_link
+        if not new and not lib.runtime:
+            ctx.report(span.start, "make-library-unported", Severity.WARNING, f"{word}: {lib.note}",
+                       "port the code that uses it by hand")
+            continue
+        if lib.include_subdir and lib.include_subdir not in ctx.include_subdirs:
+            ctx.include_subdirs.append(lib.include_subdir)
+        ctx.report(span.start, "make-library", Severity.INFO, f"library name {word} → {new or '(removed)'}",
+                   fixable=True, replacement=new)
+        _replace_word(ctx, span, new, spans[0].start - 1)
+
+
 def _arch_for(ctx: MakeContext, value: str) -> list[str] | None:
     """``-arch=$(ARCH)`` keeps ``ARCH`` as the user's knob, now holding AMD targets."""
     m = REFERENCE.match(value)
@@ -428,7 +477,7 @@ def _arch_for(ctx: MakeContext, value: str) -> list[str] | None:
     return None
 
 
-_HOST_INCLUDE = re.compile(r"^-I\$[({](?:ROCM_PATH[)}]/include|CUDA_INC(?:LUDE)?_(?:DIR|PATH)[)}])$")
+_HOST_INCLUDE = re.compile(r"^-I\$[({](?:ROCM_PATH[)}]/include|CUDA_INC(?:LUDE)?_(?:DIR|PATH)[)}])/?$")
 
 
 def _foreach_arch(word: str) -> bool:
@@ -466,8 +515,10 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         ctx.report(offset, "make-path", Severity.INFO, f"{word} → {new}", fixable=True, replacement=new)
     if new.startswith("-I$") and not flags and _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) \
             and not ctx.text_holds("__HIP_PLATFORM_AMD__"):
-        # a host compiler that includes hip/hip_runtime.h must say which platform it targets
-        return f"{new} -D__HIP_PLATFORM_AMD__"
+        # a host compiler that includes hip/hip_runtime.h must say which platform it targets, and find the
+        # headers hipify names bare (<hiprand.h>) where ROCm keeps them (hiprand/hiprand.h)
+        subdirs = "".join(f" -I$(ROCM_PATH)/include/{d}" for d in _library_subdirs(ctx))
+        return f"{new} -D__HIP_PLATFORM_AMD__{subdirs}"
     return new
 
 
@@ -476,6 +527,10 @@ def _library(ctx: MakeContext, word: str, offset: int) -> str:
     if lib is None:
         return word
     if lib.runtime:
+        if not lib.rocm_link:
+            ctx.report(offset, "make-library", Severity.INFO, f"{word} dropped: {lib.note}", fixable=True,
+                       replacement="")
+            return ""
         if ctx.facts.host_links and lib.rocm_link:
             ctx.report(offset, "make-library", Severity.INFO, f"{word} → -lamdhip64 (a host compiler links)",
                        fixable=True, replacement="-lamdhip64")

@@ -82,7 +82,7 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
         _, variable, value = tree.variable(start)
         if hot:
             words = [w.of(text) for w in iter_words(text, value.start, value.end)]
-            if words and (NVCC_WORD.match(root_paths(words[0])) or root_paths(words[0]).endswith("/bin/hipcc")):
+            if _names_compiler(words):
                 out.compiler_vars.add(variable)
             if words and all(_ARCH_NAME.match(w) for w in words):
                 out.arch_vars.add(variable)
@@ -178,11 +178,32 @@ _SHELL_LEADS = frozenset({"&&", "||", ";", "|", "then", "do", "else", "time", "e
 
 
 def command_position(words: list[str], i: int) -> bool:
-    """Is word ``i`` where a shell runs a program: first, after a separator or a make prefix like $(EXEC)?"""
+    """Is word ``i`` where a shell runs a program: first, after a separator, a make prefix like $(EXEC) or
+    the environment a command is given (``PATH=$(CUDA)/bin:$$PATH nvcc``)?"""
     if i == 0:
         return True
     before = words[i - 1]
+    if _ENV_ASSIGNMENT.match(before):
+        return command_position(words, i - 1)
     return before in _SHELL_LEADS or before.endswith((";", "&&")) or bool(REFERENCE.match(before.lstrip("@-+")))
+
+
+#: ``NAME=value`` before a command: its environment, not the program.
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _names_compiler(words: list[str]) -> bool:
+    """Whether a variable's words run nvcc (or hipcc): first, or after prefixes (``$(PREFIX) nvcc``,
+    ``ccache nvcc``)."""
+    for i, word in enumerate(words[:4]):
+        path = root_paths(word)
+        if NVCC_WORD.match(path) or path.endswith("/bin/hipcc"):
+            return i == 0 or command_position(words, i) or words[i - 1] in _LAUNCHERS
+    return False
+
+
+#: Programs that run a compiler given after them.
+_LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "time", "env", "nice"})
 
 
 def root_paths(word: str) -> str:

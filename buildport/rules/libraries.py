@@ -29,6 +29,16 @@ class Library:
     include_subdir: str = ""  # headers under <prefix>/include/<subdir>; hipify writes bare <x.h>
     runtime: bool = False
     note: str = ""
+    #: In the HIP runtime itself in older ROCm, which installs no package for it: found QUIET and linked
+    #: where it exists (``$<TARGET_NAME_IF_EXISTS:...>``), the runtime providing it elsewhere.
+    in_runtime_before: str = ""
+
+    @property
+    def cmake_link(self) -> str:
+        """What a CMake link list names for it."""
+        if self.in_runtime_before and self.rocm_target:
+            return f"$<TARGET_NAME_IF_EXISTS:{self.rocm_target}>"
+        return self.rocm_target
 
 
 LIBRARIES: tuple[Library, ...] = (
@@ -84,6 +94,7 @@ LIBRARIES: tuple[Library, ...] = (
         "nvrtc", ("CUDA::nvrtc", "CUDA::nvrtc_static"), ("nvrtc", "nvrtc_static"),
         ("CUDA_nvrtc_LIBRARY",),
         "hiprtc", "hiprtc::hiprtc", "hiprtc", note="hipRTC: hiprtc-config.cmake exports hiprtc::hiprtc",
+        in_runtime_before="6.0",  # ROCm 5.x: hiprtc* are in libamdhip64, and there is no hiprtc package
     ),
     Library(
         "nvToolsExt", ("CUDA::nvToolsExt", "CUDA::nvtx3"), ("nvToolsExt", "nvtx3interop"),
@@ -132,6 +143,8 @@ LIBRARIES: tuple[Library, ...] = (
     Library("cudadevrt", ("CUDA::cudadevrt",), ("cudadevrt",), ("CUDA_cudadevrt_LIBRARY",),
             "hip", "", "", runtime=True,
             note="device runtime for separable compilation; clang's -fgpu-rdc needs no library"),
+    Library("culibos", ("CUDA::culibos",), ("culibos",), ("CUDA_culibos_LIBRARY",), "hip", "", "", runtime=True,
+            note="the static CUDA runtime's OS layer; the HIP runtime needs none"),
 )
 
 BY_TARGET: dict[str, Library] = {t.lower(): lib for lib in LIBRARIES for t in lib.cmake_targets}

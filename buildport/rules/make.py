@@ -15,6 +15,7 @@ from buildport.rules.paths import ROCM_DEFAULT_MAKE
 ROOT_VARIABLES: frozenset[str] = frozenset({
     "CUDA_PATH", "CUDA_HOME", "CUDA_DIR", "CUDA_INSTALL_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR",
     "CUDA_TOOLKIT_PATH", "CUDA_TOOLKIT_DIR", "CUDATOOLKIT_HOME", "CUDA_PREFIX", "CUDAROOT", "CUDA_BASE",
+    "CUDAPATH", "CUDAHOME", "CUDADIR", "CUDA_INSTALL_DIR",
 })
 
 #: Variables that name CUDA's library or include directory → the ROCm path they become.
