@@ -126,6 +126,7 @@ CONFIGURE_RULES = (
           r'links to(?: target)?:?\s+"?(?:hip|roc|HIP)::[^"\s]+"?\s+but the target was not found'),
     _rule("build", "HIP package not found", r'provided by\s+"(?:hip|HIP|hip-lang)"'),
     _rule("environment", "system package not installed", r"Could NOT find \w+|Could not find a package configuration file"),
+    _rule("environment", "a submodule the snapshot lacks", r"submodule"),
 )  # fmt: skip
 
 _ERROR_LINE = re.compile(r"\berror\b|\bError\b|undefined reference|No such file|not found", re.MULTILINE)

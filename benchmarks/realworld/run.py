@@ -99,20 +99,28 @@ def _git_dir(root: Path, repo: str) -> Path:
 
 def checkout(project: Project, git_dirs: Path, dest: Path) -> list[str]:
     """Write ``project``'s tree at its commit into ``dest/NAME``; return the paths that were missing."""
-    git = _git_dir(git_dirs, project.repo)
     target = dest / project.name
     if target.exists():
         shutil.rmtree(target)
+    return _write_tree(_git_dir(git_dirs, project.repo), project.commit, target, git_dirs)
+
+
+def _write_tree(git: Path, commit: str, target: Path, git_dirs: Path) -> list[str]:
+    """The tree of ``commit`` in ``git`` written to ``target``, with the submodules found among ``git_dirs``
+    (at their recorded commit, else at what that repository holds: a snapshot may lack older commits)."""
     listing = subprocess.run(
-        ["git", "-C", str(git), "ls-tree", "-r", "-z", project.commit],
+        ["git", "-C", str(git), "ls-tree", "-r", "-z", commit],
         capture_output=True, check=True,
     ).stdout.decode()  # fmt: skip
     missing = []
     for entry in filter(None, listing.split("\0")):
         meta, path = entry.split("\t", 1)
         mode, kind, sha = meta.split()
+        if kind == "commit":
+            missing += _submodule(git, commit, path, sha, target, git_dirs)
+            continue
         if kind != "blob":
-            continue  # submodules are not part of a snapshot
+            continue
         out = target / path
         out.parent.mkdir(parents=True, exist_ok=True)
         blob = subprocess.run(["git", "-C", str(git), "cat-file", "blob", sha], capture_output=True)
@@ -126,6 +134,25 @@ def checkout(project: Project, git_dirs: Path, dest: Path) -> list[str]:
             if mode == "100755":
                 out.chmod(0o755)
     return missing
+
+
+def _submodule(git: Path, commit: str, path: str, sha: str, target: Path, git_dirs: Path) -> list[str]:
+    modules = subprocess.run(["git", "-C", str(git), "show", f"{commit}:.gitmodules"], capture_output=True,
+                             text=True).stdout  # fmt: skip
+    url = next((m.group(2) for m in re.finditer(r"path\s*=\s*(\S+)\s*\n\s*url\s*=\s*(\S+)", modules)
+                if m.group(1) == path), None)  # fmt: skip
+    repo = re.search(r"github\.com[/:]([^/]+/[^/]+?)(?:\.git)?/?$", url or "")
+    if repo is None:
+        return [f"{path} (submodule)"]
+    try:
+        sub_git = _git_dir(git_dirs, repo.group(1))
+    except SystemExit:
+        return [f"{path} (submodule {repo.group(1)})"]
+    known = subprocess.run(["git", "-C", str(sub_git), "cat-file", "-e", f"{sha}^{{commit}}"],
+                           stderr=subprocess.DEVNULL).returncode == 0
+    if not known:
+        print(f"  submodule {path}: {sha[:12]} is not in {repo.group(1)}'s snapshot; its HEAD is written")
+    return _write_tree(sub_git, sha if known else "HEAD", target / path, git_dirs)
 
 
 # --- one build --------------------------------------------------------------------------------
