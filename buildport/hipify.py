@@ -67,6 +67,26 @@ def find_engine(explicit: str | None = None) -> Path:
     raise EngineMissing(searched)
 
 
+def installed_hip_version() -> tuple[int, int] | None:
+    """(major, minor) of the HIP whose headers a build here would use: $ROCM_PATH, $HIP_PATH, /opt/rocm, the
+    root of hipcc on PATH (/usr for Debian's packages); None when none is found."""
+    roots = [os.environ.get("ROCM_PATH"), os.environ.get("HIP_PATH"), "/opt/rocm"]
+    hipcc = shutil.which("hipcc")
+    if hipcc:
+        roots.append(str(Path(hipcc).resolve().parent.parent))
+    for root in filter(None, roots):
+        header = Path(root) / "include" / "hip" / "hip_version.h"
+        try:
+            text = header.read_text(errors="replace")
+        except OSError:
+            continue
+        major = re.search(r"#define\s+HIP_VERSION_MAJOR\s+(\d+)", text)
+        minor = re.search(r"#define\s+HIP_VERSION_MINOR\s+(\d+)", text)
+        if major and minor:
+            return int(major.group(1)), int(minor.group(1))
+    return None
+
+
 @dataclass(slots=True)
 class HipifyResult:
     """One file through the engine."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from buildport.findings import Finding, Severity
-from buildport.hipify import HipifyResult, find_engine, run_engine
+from buildport.hipify import HipifyResult, find_engine, installed_hip_version, run_engine
 from buildport.options import Options
 from buildport.result import Region, Result
 from buildport.runner import (
@@ -64,6 +64,7 @@ class Plan:
     findings: list[Finding] = field(default_factory=list)
     unreferenced: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    hip_version: tuple[int, int] | None = None  # the installed HIP's, for the source fixes that depend on it
     hipify_failures: list[tuple[str, str]] = field(default_factory=list)
     engine: str = ""
     #: Sources written under a new name by --rename-sources hip (no longer in ``changes``: written already).
@@ -110,6 +111,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
         plan.sources.copied = (root, original)
     engine = find_engine(engine_path)
     plan.engine = str(engine)
+    plan.hip_version = installed_hip_version()
     cmake_files = list(discover(root, is_cmake_file))
     make_files = list(discover(root, is_make_file))
     included = [Path(p) for p in included_makefiles([str(p) for p in make_files])]
@@ -175,7 +177,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
-        text, fixes = port_source(text, str(path))  # what hipify leaves: #ifdef __CUDA_RUNTIME_H__, register
+        text, fixes = port_source(text, str(path), plan.hip_version)  # what hipify leaves: register, _sync...
         if converted or fixes:
             plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
         plan.findings.extend(
@@ -270,6 +272,7 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     data: dict[str, object] = {
         "format": "buildport-migration", "version": 1, "engine": plan.engine,
         "offload_arch": list(options.targets), "offload_arch_probed": options.probe_targets,
+        "hip_version": None if plan.hip_version is None else ".".join(map(str, plan.hip_version)),
         "changed": changed, "remaining": remaining, "notes": notes,
         "unreferenced": [plan.relative(p) for p in plan.unreferenced],
         "outside": [{"path": path, "named_in": named_in, "line": line} for path, named_in, line in outside(plan)],
@@ -277,7 +280,9 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
         "hipify_failures": [{"path": p, "error": e} for p, e in plan.hipify_failures],
         "build_commands": commands,
     }
-    lines = ["# Migration to HIP", "", f"Engine: `{plan.engine}`. AMD targets: `{arch}`{_PROBED if options.probe_targets else ''}.", "",
+    found = "not found" if plan.hip_version is None else ".".join(map(str, plan.hip_version))
+    lines = ["# Migration to HIP", "", f"Engine: `{plan.engine}`. AMD targets: `{arch}`{_PROBED if options.probe_targets else ''}. "
+             f"Installed HIP: {found}.", "",
              f"## Files changed ({len(changed)})", ""]
     for c in plan.reported():
         h = c.hipify

@@ -35,6 +35,13 @@ preprocessor lines change, never comments or strings.
   default to ``hipHostMallocDefault``; C has the three-parameter function only
   (GPUJPEG's C sources stopped there). The default is written in
   (:data:`~buildport.rules.source_rules.C_DEFAULT_ARGUMENTS`).
+* ``warp_sync``: the warp ``*_sync`` shuffles and votes arrived in ROCm 6.2;
+  where the installed ROCm is older and the mask names the whole warp
+  (``0xffffffff``, ``~0``, ``__activemask()``, or a macro of the file defined
+  as one), the call becomes the form without a mask (``__shfl_down_sync(m, v,
+  1)`` → ``__shfl_down(v, 1)``). A partial mask, and ``__syncwarp``, are left to
+  the ``warp-sync-intrinsic`` finding; the 64-lane meaning of ``__ballot`` stays
+  reported (``warp-mask-32bit``).
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -44,7 +51,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from buildport.rules.source_rules import C_DEFAULT_ARGUMENTS, CUDA_HEADER_MACROS, HEADER_RENAMES
+from buildport.rules.source_rules import (
+    C_DEFAULT_ARGUMENTS,
+    CUDA_HEADER_MACROS,
+    FULL_LANE_MASK,
+    HEADER_RENAMES,
+    UNSYNCED_WARP_FUNCTIONS,
+    WARP_SYNC_SINCE,
+)
 from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, PUNCT, Lexed, lex
 from buildport.textio import spliced
 
@@ -56,6 +70,7 @@ FIXES: dict[str, str] = {
     "callback_macro": "`CUDART_CB` dropped (a callback's calling convention; HIP has none)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
+    "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`)",
 }
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
@@ -64,10 +79,13 @@ _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 Edit = tuple[int, int, str]
 
 
-def port_source(text: str, path: str = "") -> tuple[str, dict[str, int]]:
+def port_source(text: str, path: str = "", hip_version: tuple[int, int] | None = None) -> tuple[str, dict[str, int]]:
     """``text`` (of the file ``path``, whose suffix some fixes look at) with every fix of :data:`FIXES`
-    made, and how many of each (only those made)."""
+    made, and how many of each (only those made). ``hip_version``: the installed HIP's (major, minor), for
+    the fixes that depend on it; unknown, they are not made."""
     wanted = [(name, finder) for name, (finder, hint) in _FINDERS.items() if hint(text)]
+    if hip_version is not None and hip_version < WARP_SYNC_SINCE and "_sync" in text:
+        wanted.append(("warp_sync", _warp_sync))
     if path.endswith(".cu"):
         wanted.append(("runtime_include", _runtime_include))
     if path.endswith(".c") and any(name in text for name in C_DEFAULT_ARGUMENTS):
@@ -152,6 +170,49 @@ def _c_defaults(text: str, lexed: Lexed) -> list[Edit]:
     return edits
 
 
+def _call_arguments(kinds: list[str], texts: list[str], open_at: int) -> list[tuple[int, int]] | None:
+    """The token ranges of the arguments of the call whose ``(`` is token ``open_at``; None if it never closes."""
+    depth, start, out = 0, open_at + 1, []
+    for j in range(open_at, len(texts)):
+        if kinds[j] == PUNCT and texts[j] in "([{":
+            depth += 1
+        elif kinds[j] == PUNCT and texts[j] in ")]}":
+            depth -= 1
+            if depth == 0:
+                if j > start:
+                    out.append((start, j))
+                return out
+        elif depth == 1 and texts[j] == ",":
+            out.append((start, j))
+            start = j + 1
+    return None
+
+
+def _warp_sync(text: str, lexed: Lexed) -> list[Edit]:
+    """Each warp ``*_sync`` call whose mask names the whole warp: its name without ``_sync``, its mask and the
+    comma after it dropped."""
+    full_macros = {d.tokens.texts[0] for d in lexed.directives
+                   if d.name == "define" and len(d.tokens.texts) >= 2
+                   and FULL_LANE_MASK.fullmatch("".join(d.tokens.texts[1:]))}  # fmt: skip
+    code = lexed.code
+    kinds, texts, starts = code.kinds, code.texts, code.starts
+    edits: list[Edit] = []
+    for i, (kind, word) in enumerate(zip(kinds, texts)):
+        unsynced = UNSYNCED_WARP_FUNCTIONS.get(word) if kind == IDENT else None
+        if unsynced is None or i + 1 >= len(texts) or texts[i + 1] != "(":
+            continue
+        args = _call_arguments(kinds, texts, i + 1)
+        if not args or len(args) < 2:
+            continue
+        first, end = args[0]
+        mask = "".join(texts[first:end])
+        if not (FULL_LANE_MASK.fullmatch(mask) or mask in full_macros):
+            continue  # a partial mask means what it says: left to the finding
+        # the name, "(", the mask, its comma and the blanks after it: one edit a call
+        edits.append((starts[i], starts[args[1][0]], unsynced + "("))
+    return edits
+
+
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``register`` keyword of the code, with the blanks after it."""
     return _dropped(text, lexed, frozenset({"register"}))
@@ -184,4 +245,4 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
 }
-assert set(_FINDERS) | {"runtime_include", "c_defaults"} == set(FIXES)
+assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync"} == set(FIXES)

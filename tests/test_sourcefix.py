@@ -113,3 +113,33 @@ def test_a_c_file_gets_the_arguments_only_cxx_defaults() -> None:
     assert new == (C_PINNED.replace("n * sizeof(float));", "n * sizeof(float), hipHostMallocDefault);")
                    .replace("pick(1, 2)], n);", "pick(1, 2)], n, hipHostMallocDefault);"))
     assert port_source(C_PINNED, "src/buffers.cpp") == (C_PINNED, {})  # C++ has the default
+
+
+WARPS = """\
+#define FULL_MASK 0xffffffffu
+#define HALF 0x0000ffff
+__device__ float reduce(float v, int p) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xFFFFFFFF, v, o);
+  v += __shfl_xor_sync(FULL_MASK, v, 1, 32);
+  unsigned long long b = __ballot_sync(__activemask(), p);
+  int a = __any_sync(~0u, p) + __all_sync(HALF, p);
+  __syncwarp();
+  return __shfl_sync( 0xffffffff , v, 0);  // __shfl_sync(0xffffffff, v, 0) in a comment
+}
+"""
+
+
+def test_warp_sync_calls_over_the_whole_warp_become_what_an_older_rocm_has() -> None:
+    """ROCm before 6.2 has no __shfl_*_sync/__any_sync/__all_sync/__ballot_sync; over the whole warp the forms
+    without a mask are the same (HeCBench's human ports did this). A partial mask and __syncwarp stay."""
+    new, fixes = port_source(WARPS, "reduce.cuh", (5, 2))
+    assert fixes == {"warp_sync": 5}
+    assert new == (WARPS.replace("__shfl_down_sync(0xFFFFFFFF, v, o)", "__shfl_down(v, o)")
+                   .replace("__shfl_xor_sync(FULL_MASK, v, 1, 32)", "__shfl_xor(v, 1, 32)")
+                   .replace("__ballot_sync(__activemask(), p)", "__ballot(p)")
+                   .replace("__any_sync(~0u, p)", "__any(p)")
+                   .replace("return __shfl_sync( 0xffffffff , v, 0)", "return __shfl(v, 0)"))
+    assert port_source(WARPS, "reduce.cuh", (6, 2)) == (WARPS, {})  # ROCm 6.2 has them
+    assert port_source(WARPS, "reduce.cuh") == (WARPS, {})  # the installed ROCm unknown: left
+    left = {f.rule for f in scan_source(new, "reduce.cuh")}
+    assert {"warp-sync-intrinsic", "warp-mask-32bit"} <= left  # __all_sync(HALF..), __syncwarp; the 64-bit ballot

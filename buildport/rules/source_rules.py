@@ -551,6 +551,19 @@ ASYNC_STREAM_ARG: Mapping[str, int] = MappingProxyType({
     "cudaMemPrefetchAsync": 3, "cudaMallocAsync": 2, "cudaFreeAsync": 1,
 })
 
+# The warp *_sync builtins HIP gained in ROCm 6.2 -> the forms without a mask every ROCm has (buildport.sourcefix
+# rewrites them for an older ROCm where the mask names the whole warp; human ports of HeCBench do the same).
+UNSYNCED_WARP_FUNCTIONS: Mapping[str, str] = MappingProxyType({
+    "__shfl_sync": "__shfl", "__shfl_up_sync": "__shfl_up", "__shfl_down_sync": "__shfl_down",
+    "__shfl_xor_sync": "__shfl_xor", "__any_sync": "__any", "__all_sync": "__all", "__ballot_sync": "__ballot",
+})
+WARP_SYNC_SINCE = (6, 2)
+# A lane mask that names every lane (of a 32-lane warp, or of any): the mask argument can go.
+FULL_LANE_MASK = re.compile(
+    r"(?:0[xX][fF]{8}(?:[fF]{8})?|~0|-1|4294967295)(?:[uU]?[lL]{0,2}|[lL]{0,2}[uU]?)|__activemask\(\)"
+    r"|~0[uU]?[lL]{0,2}|\(\s*~0[uU]?[lL]{0,2}\s*\)|\(\s*unsigned(?:\s+int)?\s*\)\s*-1"
+)
+
 # Functions that take or return a lane mask.
 WARP_MASK_FIRST_ARG = frozenset((
     "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync",
