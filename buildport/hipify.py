@@ -96,11 +96,15 @@ class HipifyResult:
     converted: int = 0
     unconverted: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: (line, name) of each identifier the engine reported it could not convert
+    unsupported: list[tuple[int, str]] = field(default_factory=list)
     error: str = ""
     stats: dict[str, int] = field(default_factory=dict)
 
 
 _STAT = re.compile(r"^\s*([A-Z][A-Za-z ]+?)(?: count)?:\s*(\d+)\s*$")
+#: hipify-perl: ``warning: FILE:LINE: unsupported identifier "NAME"`` (then the line itself as ``FILE:#LINE :``)
+_UNSUPPORTED = re.compile(r'^\s*warning:\s*.+?:(\d+):\s*unsupported (?:identifier|device function|\w+) "([^"]+)"')
 
 
 def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: float = 300.0) -> HipifyResult:
@@ -121,8 +125,11 @@ def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: floa
         return result
     stderr = done.stderr.decode("utf-8", "replace")
     for line in stderr.splitlines():
-        if "warning" in line.lower():
+        if line.lstrip().lower().startswith("warning:"):  # not the statistics' "WARNINGS: 0"
             result.warnings.append(line.strip())
+            unsupported = _UNSUPPORTED.match(line)
+            if unsupported:
+                result.unsupported.append((int(unsupported.group(1)), unsupported.group(2)))
         m = _STAT.match(line)
         if m:
             result.stats[m.group(1).strip().lower()] = int(m.group(2))

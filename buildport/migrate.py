@@ -183,9 +183,25 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
         plan.findings.extend(
             f for f in scan_source(text, plan.relative(path))
         )
+        plan.findings.extend(_unsupported(result, source.text, text, plan.relative(path), engine.name))
 
 
 _RUNTIME_INCLUDE = '#include "hip/hip_runtime.h"'
+
+
+def _unsupported(result: HipifyResult, original: str, text: str, relative: str, engine: str) -> list[Finding]:
+    """Each name the engine said it could not convert, where it stands in the converted text (hipify's line
+    numbers are the input's: the runtime include it puts on top of a file moves them one down)."""
+    lines = text.splitlines()
+    shift = int(text.startswith(_RUNTIME_INCLUDE) and not original.startswith(_RUNTIME_INCLUDE))
+    found: list[Finding] = []
+    for line, name in dict.fromkeys(result.unsupported):
+        at = line + shift
+        col = lines[at - 1].find(name) + 1 if 0 < at <= len(lines) and name in lines[at - 1] else 1
+        found.append(Finding(relative, at, col, "hipify-unsupported", Severity.ERROR,
+                             f"`{name}`: {engine} has no HIP name for it; left as it is, it will not compile",
+                             "replace it by hand (see the HIP API reference)"))
+    return found
 
 
 def _only_adds_include(old: str, new: str) -> bool:

@@ -79,6 +79,8 @@ POSITIVE = [
     ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n.c.o:\n\t$(NVCC) -c $<\n", ".c.o", True),
     ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c ; $(NVCC) -c x.c\n", "x.o", True),
     ("make-c-source", MAKE, "x.o: x.c\n# built by\n\n\t@$(HIPCC) -c x.c\n", "x.o", True),
+    ("make-nvhpc-path", MAKE, "MPI_ROOT = /opt/nvidia/hpc_sdk/Linux_x86_64/24.5/comm_libs/openmpi4\n",
+     "/opt/nvidia", False),
     ("make-c-source-std", MAKE, "NVCC := nvcc -std=c++17\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
     ("nvcc-flag", MAKE, "NVCCFLAGS := -O2 --default-stream bogus\n", "--default-stream", False),
     ("nvcc-phase", MAKE, "NVCCFLAGS := -ptx\n", "-ptx", False),

@@ -172,3 +172,28 @@ def test_migrate_lists_a_build_file_it_cannot_read_and_goes_on(tmp_path: Path) -
     assert "HIP" in (out / "CMakeLists.txt").read_text()
     skipped = json.loads((out / "migration.json").read_text())["skipped"]
     assert [s["path"] for s in skipped] == ["cmake/run_tool.cmake"] and "2:" in skipped[0]["why"]
+
+
+def test_migrate_reports_each_name_the_engine_left(tmp_path: Path) -> None:
+    """hipify-perl warns `unsupported identifier "NAME"` for what it cannot convert: each becomes a finding a
+    person has to act on, at the name in the converted file (the statistics' WARNINGS line is not one)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "Makefile").write_text("rng: rng.cu\n\tnvcc -o rng rng.cu -lcurand\n")
+    (project / "rng.cu").write_text(
+        "#include <curand.h>\nint main() {\n  curandGenerator_t g;\n  curandCreateGenerator(&g, CURAND_RNG_PSEUDO_DEFAULT);\n"
+        "  curandOrdering_t order = CURAND_ORDERING_PSEUDO_BEST;\n  return order == 0;\n}\n")
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    remaining = json.loads((out / "migration.json").read_text())["remaining"]
+    left = {(r["line"], r["col"], r["message"].split("`")[1]) for r in remaining if r["rule"] == "hipify-unsupported"}
+    # hipify added its include on top: the names are on line 6 of the converted file
+    assert left == {(6, 3, "curandOrdering_t"), (6, 28, "CURAND_ORDERING_PSEUDO_BEST")}
+    assert "curandOrdering_t" in (out / "MIGRATION.md").read_text()

@@ -168,8 +168,12 @@ def test_rule_fires_at_exact_position(rule: str, snippet: str, needle: str, occu
     assert where(snippet, needle, occurrence) in positions(snippet, rule)
 
 
+#: Rules migrate reports from the conversion engine's output, not from reading a source (tests/test_cli.py).
+FROM_THE_ENGINE = {"hipify-unsupported"}
+
+
 def test_every_rule_has_a_positive_case() -> None:
-    assert {rule.id for rule in RULES} <= {case[0] for case in POSITIVE}
+    assert {rule.id for rule in RULES} - FROM_THE_ENGINE <= {case[0] for case in POSITIVE}
 
 
 # (rule, snippet): look-alikes that must not produce the rule.
@@ -363,7 +367,7 @@ def test_suppression_is_per_rule() -> None:
 
 # --- the catalogue -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+@pytest.mark.parametrize("rule", [r for r in RULES if r.id not in FROM_THE_ENGINE], ids=lambda r: r.id)
 def test_before_example_fires_and_after_example_does_not(rule: SourceRule) -> None:
     assert rule.id in rules_in(rule.before)
     assert rule.id not in rules_in(rule.after)

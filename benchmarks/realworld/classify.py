@@ -33,7 +33,7 @@ _CUDA_HEADER = (
     r"curand\w*|cusparse\w*|cublas\w*|cufft\w*|cusolver\w*|nvrtc|nvToolsExt|device_launch_parameters|"
     r"vector_types|vector_functions|driver_types|builtin_types|helper_cuda|helper_math|cooperative_groups|"
     r"nccl|cudnn|math_constants|sm_\d+_intrinsics|texture_fetch_functions|device_functions|"
-    r"cuda/\S+|thrust/\S+|cub/\S+)(?:\.h|\.hpp|\.cuh)?"
+    r"mma|cuda/\S+|thrust/\S+|cub/\S+)(?:\.h|\.hpp|\.cuh)?"
 )
 
 

@@ -72,6 +72,7 @@ class MakeContext:
     holds: dict[str, bool] = field(default_factory=dict)  # see text_holds
     compiles_c: bool = False  # whether a rule compiles a .c file with nvcc (now hipcc)
     library_vars: frozenset[str] | None = None  # variables of library names (see _library_name_variables)
+    reported_words: set[str] = field(default_factory=set)  # what is reported once a file
 
     def text_holds(self, word: str) -> bool:
         """Whether the file's text holds ``word``: searched once per file, not once per word ported."""
@@ -504,6 +505,11 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
                    fixable=True, replacement=_HIP_ARCH)
         return _HIP_ARCH
     new = root_paths(word)
+    if "hpc_sdk" in word and "hpc_sdk" not in ctx.reported_words:
+        ctx.reported_words.add("hpc_sdk")
+        ctx.report(offset, "make-nvhpc-path", Severity.WARNING,
+                   f"{word}: a path into NVIDIA's HPC SDK (its CUDA, MPI or math libraries); a ROCm machine has "
+                   "no such folder", "point it at the system's (MPI: the folder of mpicxx, or `mpicxx -show`)")
     if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
         # nvcc located by the shell is empty where it is not installed (a CPU-only build): so is hipcc
         hipcc = _LOCATED_HIPCC if NVCC_LOCATED.match(new) else "$(HIPCC)"

@@ -38,6 +38,7 @@ FIXED = (
     "nvcc",  # the compiler word (rules.make.NVCC_WORD) and the *NVCC* flag variables
     "hipcc",  # a compiler variable that already names .../bin/hipcc
     "sm_", "compute_", "lto_",  # architecture names: what makes a variable an architecture list
+    "hpc_sdk",  # NVIDIA HPC SDK install paths (its MPI, its CUDA): reported
 )  # fmt: skip
 
 
@@ -48,6 +49,7 @@ def make_words() -> list[str]:
     words += DIR_VARIABLES
     words += flag_rules.UNAMBIGUOUS  # nvcc-only spellings, -Xcompiler in $(addprefix ...) among them
     words += ("-l" + name for name in library_rules.BY_LINK_NAME)
+    words += library_rules.BY_LINK_NAME  # bare, in a variable of library names: LIBRARIES = cudart curand
     return words
 
 

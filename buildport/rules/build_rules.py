@@ -153,6 +153,9 @@ RULES: tuple[BuildRule, ...] = (
               "headers then refuse to compile, so the port adds `-D__HIP_PLATFORM_AMD__` to `HIPCC`. Reported "
               "where nvcc or hipcc builds one: the rule's recipe, a pattern or suffix rule for `.c` files, or "
               "make's built-in rule when `CC` is nvcc.", "hipcc 5.2 (`-x c` for .c files), measured"),
+    BuildRule("make-nvhpc-path", "NVIDIA HPC SDK path", WARNING, "make", "no",
+              "A path into NVIDIA's HPC SDK (`/opt/nvidia/hpc_sdk/...`: its CUDA, its MPI, its math libraries); "
+              "a ROCm machine has no such folder, and the build finds no MPI there.", "HeCBench, measured"),
     BuildRule("make-c-source-std", ".c file compiled by nvcc beside a C++ -std flag", WARNING, "make", "no",
               "A file that compiles `.c` files with nvcc also names a C++ standard (`-std=c++17`): nvcc gave it "
               "to its C++ compiles only, clang refuses it for a C file (`not allowed with 'C'`).",

@@ -47,6 +47,17 @@ class SourceRule:
 
 RULES: tuple[SourceRule, ...] = (
     SourceRule(
+        "hipify-unsupported", "Name the conversion engine left as it is", ERROR,
+        "The conversion engine (hipify-perl, hipify-clang) has no HIP name for this CUDA identifier in the "
+        "ROCm release it maps to, and left it in the converted source: the file will not compile against "
+        "HIP until a person replaces it (often a newer ROCm has it, or an API of another shape does the job).",
+        "Replace the name by hand: look it up in the HIP API reference or the engine's tables for a newer "
+        "ROCm, or rewrite the code that needs it.",
+        "curandOrdering_t order;\n",
+        "/* no hipRAND ordering type in this ROCm: choose the generator without it */\n",
+        "hipify-perl's 'unsupported identifier' warnings",
+    ),
+    SourceRule(
         "warp-size-literal", "Warp size 32 written as a literal", WARNING,
         "AMD data-center GPUs (GCN, CDNA: gfx90a, gfx942) execute 64-lane wavefronts, and `warpSize` "
         "is 64 there; code that writes the warp width as 32 (`threadIdx.x % 32`, `& 31`, `>> 5`, "
