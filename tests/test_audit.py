@@ -66,7 +66,7 @@ POSITIVE = [
     ("cmake-hip-present", CMAKE, "project(p CXX)\nenable_language(HIP)\nenable_language(CUDA)\n",
      "enable_language(HIP)", False),
     ("cmake-arch-flag", CMAKE, 'set(CMAKE_CUDA_FLAGS "-arch=sm_80")\n', '"-arch=sm_80"', True),
-    ("cmake-cuda-glob", CMAKE, "file(GLOB SRC *.cu *.cpp)\nadd_executable(a ${SRC})\n", "${SRC}", False),
+    ("cmake-cuda-glob", CMAKE, "file(GLOB SRC *.cu *.cpp)\nmy_add_app(a ${SRC})\n", "${SRC}", False),
     ("make-compiler", MAKE, "a: a.cu\n\tnvcc -o a a.cu\n", "nvcc", True),
     ("make-path", MAKE, "CUDA_PATH ?= /usr/local/cuda\n", "CUDA_PATH", True),
     ("make-arch", MAKE, "SMS := sm_70 sm_80\n", "sm_70", True),

@@ -51,16 +51,18 @@ class CudaSources:
                         if source.value not in ctx.facts.hip_sources:
                             marked[source.value] = None
                     elif any(value_of(p).endswith(".cu") for p in patterns):
-                        ctx.report(source.start, "cmake-cuda-glob", Severity.WARNING,
-                                   f"{source.value} globs .cu files together with others",
-                                   "mark the .cu files with set_source_files_properties(... LANGUAGE HIP)")
+                        unknown = True  # .cu files globbed with others: marked from the target's list
+                        if target is None:
+                            ctx.report(source.start, "cmake-cuda-glob", Severity.WARNING,
+                                       f"{source.value} globs .cu files together with others",
+                                       "mark the .cu files with set_source_files_properties(... LANGUAGE HIP)")
             if marked:
                 ctx.facts.hip_sources.update(marked)
                 line = f"set_source_files_properties({' '.join(marked)} PROPERTIES LANGUAGE HIP)"
                 ctx.edits.insert_after(command, line)
                 ctx.report(command.start, "cmake-cu-language", Severity.INFO,
                            f"{', '.join(marked)}: compiled as HIP", fixable=True, replacement=line)
-            if unknown and target is not None and _gpu_file(ctx, command):
+            if unknown and target is not None and (_gpu_file(ctx, command) or _globs_cu(ctx, sources)):
                 line = CU_SOURCES_OF.format(target=target.value)
                 if ctx.text_holds(line.splitlines()[0]):
                     continue  # ported before
@@ -87,6 +89,16 @@ def _unknown_variable(ctx: Context, value: str) -> bool:
     if name.startswith(("CMAKE_", "ARGV")) or name == "ARGN":
         return False  # a function's arguments are marked where it is called
     return ctx.facts.values_of(name) is None and name not in ctx.facts.globbed
+
+
+def _globs_cu(ctx: Context, sources: list[Leaf]) -> bool:
+    """Whether a source argument is a variable a file(GLOB) of .cu files filled."""
+    for source in sources:
+        value = value_of(source.value)
+        patterns = ctx.facts.globbed.get(value[2:-1]) if value.startswith("${") else None
+        if patterns and any(value_of(p).endswith(".cu") for p in patterns):
+            return True
+    return False
 
 
 def _gpu_file(ctx: Context, command: Command) -> bool:

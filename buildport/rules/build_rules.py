@@ -84,7 +84,9 @@ RULES: tuple[BuildRule, ...] = (
               "give it `CMAKE_HIP_ARCHITECTURES`: the command needs `--offload-arch` written in.",
               "CMake execute_process"),
     BuildRule("cmake-cuda-glob", "Glob mixing .cu and other sources", WARNING, "cmake", "no",
-              "A `file(GLOB)` that collects `.cu` files together with others cannot be marked HIP as a whole.",
+              "A `file(GLOB)` that collects `.cu` files together with others cannot be marked HIP as a whole; "
+              "where a target is made of it, its `.cu` sources are marked from the target's list, and where "
+              "a user function takes it, this is reported.",
               "CMake file(GLOB)"),
     BuildRule("cmake-library", "CUDA library linked", INFO, "cmake", "yes",
               "`CUDA::*` targets and FindCUDA library variables map to ROCm targets (or to nothing for the CUDA "
