@@ -105,6 +105,8 @@ COMPILE_RULES = (
           r"non-(?:const|constant)|'\w+' is not a member|use of overloaded operator|"
           r"incomplete type|variable has incomplete type|__host__ __device__|"
           r"reference to __(?:host|device)__ function|calling a __(?:host|device)__ function)"),
+    _rule("build", "undefined symbols at link (objects left out of the build, or not linked)",
+          r"undefined reference to|undefined symbol:"),
     _rule("environment", "a file the project does not have", r"fatal error: ['<\"][^'>\"]+['>\"] file not found"),
     _rule("environment", "a library the machine does not have", r"cannot find -l\w+|unable to find library"),
 )  # fmt: skip
