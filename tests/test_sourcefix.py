@@ -143,3 +143,10 @@ def test_warp_sync_calls_over_the_whole_warp_become_what_an_older_rocm_has() -> 
     assert port_source(WARPS, "reduce.cuh") == (WARPS, {})  # the installed ROCm unknown: left
     left = {f.rule for f in scan_source(new, "reduce.cuh")}
     assert {"warp-sync-intrinsic", "warp-mask-32bit"} <= left  # __all_sync(HALF..), __syncwarp; the 64-bit ballot
+
+
+def test_device_launch_parameters_and_vector_functions_become_hips() -> None:
+    """hipify-perl 6.0.2 leaves both; HIP's runtime header declares threadIdx and friends, its vector types
+    header make_float3 and friends."""
+    text = '#include <device_launch_parameters.h>\n#include "vector_functions.h"\n'
+    assert port_source(text) == ('#include <hip/hip_runtime.h>\n#include "hip/hip_vector_types.h"\n', {"headers": 2})

@@ -627,8 +627,9 @@ CUDA_HEADER_MACROS: Mapping[str, str] = MappingProxyType({
 # texture and vector types), and hipRTC's header, which hipify writes bare but ROCm installs
 # under hip/ (5.2 and 6.x alike).
 HEADER_RENAMES: Mapping[str, str] = MappingProxyType({
-    **dict.fromkeys(("builtin_types.h", "device_types.h", "surface_types.h", "texture_types.h", "host_defines.h"),
-                    "hip/hip_runtime.h"),
+    **dict.fromkeys(("builtin_types.h", "device_types.h", "surface_types.h", "texture_types.h", "host_defines.h",
+                     "device_launch_parameters.h"), "hip/hip_runtime.h"),
+    "vector_functions.h": "hip/hip_vector_types.h",  # make_float3 and friends
     "hiprtc.h": "hip/hiprtc.h",
 })
 
