@@ -42,6 +42,9 @@ preprocessor lines change, never comments or strings.
   1)`` → ``__shfl_down(v, 1)``). A partial mask, and ``__syncwarp``, are left to
   the ``warp-sync-intrinsic`` finding; the 64-lane meaning of ``__ballot`` stays
   reported (``warp-mask-32bit``).
+* ``launch_spacing``: nvcc reads a kernel launch written ``k << <grid, block >> >(...)``;
+  clang reads ``<<<`` and ``>>>`` only as written together. The spaces inside
+  each go.
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -71,7 +74,11 @@ FIXES: dict[str, str] = {
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
     "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`)",
+    "launch_spacing": "kernel launches written `k << <g, b >> >(...)` closed up to `<<<` and `>>>` (clang needs them)",
 }
+
+#: Fixes made of more than one edit each (a launch: its opening and its closing).
+_EDITS_PER_FIX = {"launch_spacing": 2}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
@@ -98,7 +105,7 @@ def port_source(text: str, path: str = "", hip_version: tuple[int, int] | None =
     for name, finder in wanted:
         found = finder(text, lexed)
         if found:
-            counts[name] = len(found)
+            counts[name] = len(found) // _EDITS_PER_FIX.get(name, 1)
             edits += found
     return spliced(text, sorted(edits)), counts
 
@@ -213,6 +220,25 @@ def _warp_sync(text: str, lexed: Lexed) -> list[Edit]:
     return edits
 
 
+def _launch_spacing(text: str, lexed: Lexed) -> list[Edit]:
+    """``name << <`` ... ``>> >(``: each pair closed up where a launch's configuration stands between them."""
+    code = lexed.code
+    kinds, texts, starts = code.kinds, code.texts, code.starts
+    edits: list[Edit] = []
+    i = 1
+    while i + 1 < len(texts):
+        if texts[i] == "<<" and texts[i + 1] == "<" and (kinds[i - 1] == IDENT or texts[i - 1] in (">", ")")):
+            close = next((j for j in range(i + 2, min(len(texts) - 2, i + 200))
+                          if texts[j] == ">>" and texts[j + 1] == ">" and texts[j + 2] == "("), None)  # fmt: skip
+            if close is not None:
+                edits.append((starts[i], starts[i + 1] + 1, "<<<"))
+                edits.append((starts[close], starts[close + 1] + 1, ">>>"))
+                i = close + 2
+                continue
+        i += 1
+    return edits
+
+
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``register`` keyword of the code, with the blanks after it."""
     return _dropped(text, lexed, frozenset({"register"}))
@@ -244,5 +270,6 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "headers": (_headers, lambda text: any(name in text for name in HEADER_RENAMES)),
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
+    "launch_spacing": (_launch_spacing, lambda text: "<< <" in text or "<<\t<" in text),
 }
 assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync"} == set(FIXES)

@@ -150,3 +150,12 @@ def test_device_launch_parameters_and_vector_functions_become_hips() -> None:
     header make_float3 and friends."""
     text = '#include <device_launch_parameters.h>\n#include "vector_functions.h"\n'
     assert port_source(text) == ('#include <hip/hip_runtime.h>\n#include "hip/hip_vector_types.h"\n', {"headers": 2})
+
+
+def test_a_launch_written_with_spaces_is_closed_up() -> None:
+    """nvcc reads `k << <g, b >> >(...)`; clang does not. A shift followed by a comparison stays."""
+    text = "void f(){ k << <1, 1 >> >(p); g<T> << < grid(1, 2), b >> >(p); x = a << <b; k<<<2, 3>>>(p); }\n"
+    new, fixes = port_source(text, "launch.cpp")
+    assert fixes == {"launch_spacing": 2}
+    assert new == ("void f(){ k <<<1, 1 >>>(p); g<T> <<< grid(1, 2), b >>>(p); x = a << <b; "
+                   "k<<<2, 3>>>(p); }\n")
