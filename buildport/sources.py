@@ -28,7 +28,7 @@ from buildport.textio import InputError, read_source
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
 CUDA_SUFFIXES = (".cu", ".cuh")
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)', re.M)
 _SIMPLE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 _WILDCARD = re.compile(r"\$[({]wildcard\s+([^)}$]+)[)}]")
 _MAKE_INCLUDE_DIR = re.compile(r"(?<![\w$])-I\s*([^\s$()]+)")
@@ -313,8 +313,10 @@ def add_headers(found: SourceSet, root: Path) -> None:
         except InputError:
             continue
         for m in _INCLUDE.finditer(text):
-            name = m.group(1)
-            for folder in [source.parent, *sorted(found.include_dirs)]:
+            name = m.group(1) or m.group(2)
+            # "x.h" is looked for beside the source first; <x.h> only in the project's include folders
+            folders = [source.parent, *sorted(found.include_dirs)] if m.group(1) else sorted(found.include_dirs)
+            for folder in folders:
                 candidate = (folder / name)
                 if not inside(candidate, root):
                     # the header the compiler takes, outside the project (beside the original, for a copy)

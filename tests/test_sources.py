@@ -53,3 +53,19 @@ def test_an_include_cycle_ends(tmp_path: Path) -> None:
     _tree(tmp_path, {"CMakeLists.txt": "include(a.cmake)\n", "a.cmake": "include(b.cmake)\nset(S s.cu)\n",
                      "b.cmake": "include(a.cmake)\nadd_library(l ${S} t.cu)\n", "s.cu": "", "t.cu": ""})
     assert _found(tmp_path) == {"s.cu", "t.cu"}  # each file read once on the way, the cycle not followed
+
+
+def test_headers_included_with_angle_brackets_are_found_in_the_projects_include_folders(tmp_path: Path) -> None:
+    from buildport.sources import add_headers
+
+    _tree(tmp_path, {
+        "CMakeLists.txt": "include_directories(include)\nadd_library(l src/a.cu)\n",
+        "src/a.cu": "#include <mylib/api.cuh>\n#include <vector>\n#include <cuda_runtime.h>\n",
+        "include/mylib/api.cuh": '#include "detail.cuh"\n', "include/mylib/detail.cuh": "",
+        "src/vector": "",  # <vector> is not looked for beside the source
+    })  # fmt: skip
+    found = SourceSet()
+    cmake_sources(tmp_path / "CMakeLists.txt", tmp_path, found)
+    add_headers(found, tmp_path)
+    assert {str(p.relative_to(tmp_path.resolve())) for p in found.headers} == {
+        "include/mylib/api.cuh", "include/mylib/detail.cuh"}
