@@ -381,6 +381,10 @@ def _build_make(project: Project, source: Path, out: Path, side: str, jobs: int,
                 log: Path, record: Path, converted: set[Path], tree: Path) -> BuildResult:  # fmt: skip
     wrappers = _wrappers(out / "compilers")
     env["PATH"] = f"{wrappers}{os.pathsep}{env.get('PATH', '')}"
+    if side == "hip":
+        # the ported Makefile's own HIPCC ?= is what a user gets; this one only records the compiles. The
+        # root the Makefile finds ROCm in stays the real hipcc's (a hipcc not in a bin/ folder is not one)
+        env["HIPCC"] = str(wrappers / "hipcc")
     args = project.make_args + (project.cuda_args if side == "cuda" else [])
     _, output = _run(["make", "-k", f"-j{jobs}", *args, *project.make_targets], cwd=source, env=env, log=log,
                      timeout=BUILD_TIMEOUT)  # fmt: skip

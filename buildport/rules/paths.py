@@ -15,7 +15,7 @@ ROCM_DEFAULT = "/opt/rocm"
 #: functions, no shell: the variable is expanded wherever it is used.
 ROCM_DEFAULT_MAKE = (
     f"$(or $(wildcard {ROCM_DEFAULT}),$(patsubst %/bin/hipcc,%,"
-    f"$(firstword $(wildcard $(addsuffix /hipcc,$(subst :, ,$(PATH)))))),{ROCM_DEFAULT})"
+    f"$(firstword $(filter %/bin/hipcc,$(wildcard $(addsuffix /hipcc,$(subst :, ,$(PATH))))))),{ROCM_DEFAULT})"
 )
 
 #: Environment variables that name a CUDA root.
