@@ -446,17 +446,22 @@ def run_project(project: Project, src: Path, work: Path, *, original: bool, jobs
         result["hip"] = _as_json(BuildResult("hip", configured=False, configure_cause="build",
                                              configure_reason="migrate failed",
                                              configure_message=result["migrate"]["summary"]))  # fmt: skip
-    if original:
-        copy = out / "cuda-src"
-        if copy.exists():
-            shutil.rmtree(copy)
-        shutil.copytree(src / project.name, copy, symlinks=True)
-        result["cuda"] = _as_json(build(project, copy, out, "cuda", jobs, set()))
-    elif (out / "result.json").is_file():
-        previous = json.loads((out / "result.json").read_text())
-        if previous.get("cuda") and previous.get("commit") == project.commit:
-            result["cuda"] = previous["cuda"]
     (out / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    if original:
+        run_original(project, src, work, jobs=jobs)
+    return result
+
+
+def run_original(project: Project, src: Path, work: Path, *, jobs: int) -> dict[str, Any]:
+    """The original built with nvcc, for its own counts (``original.json``: a run of its own may do it)."""
+    out = work / project.name
+    copy = out / "cuda-src"
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(src / project.name, copy, symlinks=True)
+    result = {"name": project.name, "commit": project.commit, "cuda": _as_json(build(project, copy, out, "cuda", jobs,
+                                                                                       set()))}  # fmt: skip
+    (out / "original.json").write_text(json.dumps(result, indent=1) + "\n")
     return result
 
 
@@ -486,7 +491,8 @@ def table(work: Path, projects: list[Project]) -> str:
             continue
         data = json.loads(path.read_text())
         hip = data["hip"]
-        cuda = data.get("cuda")
+        original = work / project.name / "original.json"
+        cuda = json.loads(original.read_text())["cuda"] if original.is_file() else None
         causes = Counter(hip.get("causes", {}))
         lib_units = causes["rocm-library"]
         if hip["configured"]:
@@ -568,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     rn.add_argument("--src", type=Path, required=True)
     rn.add_argument("--work", type=Path, required=True)
     rn.add_argument("--original", action="store_true", help="also build the originals with nvcc")
+    rn.add_argument("--original-only", action="store_true", help="build the originals with nvcc, nothing else")
     rn.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     rn.add_argument("--no-table", action="store_true")
     rn.add_argument("--code", type=Path, default=REPO, help="the buildport checkout to run (default: this one)")
@@ -583,6 +590,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{project.name}: written" + (f", {len(missing)} files missing: {missing[:5]}" if missing else ""))
     elif args.command == "run":
         for project in chosen:
+            if args.original_only:
+                cuda = run_original(project, args.src, args.work, jobs=args.jobs)["cuda"]
+                print(f"{project.name} (nvcc): {cuda['compiled']}/{cuda['total']}", flush=True)
+                continue
             result = run_project(project, args.src, args.work, original=args.original, jobs=args.jobs,
                                  code=args.code.resolve())
             hip = result["hip"]
