@@ -62,10 +62,13 @@ def main() -> int:
     if os.environ.get(_NESTED):
         os.execvp(command[0], command)
     env = dict(os.environ, **{_NESTED: "1"})
-    done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
-    output = done.stdout.decode("utf-8", "replace")
-    sys.stdout.write(output)
+    # each stream where it was going: $(shell hipcc ... 2>/dev/null && echo y) must still read stdout alone
+    done = subprocess.run(command, env=env, capture_output=True, check=False)
+    sys.stdout.buffer.write(done.stdout)
     sys.stdout.flush()
+    sys.stderr.buffer.write(done.stderr)
+    sys.stderr.flush()
+    output = (done.stderr + done.stdout).decode("utf-8", "replace")
     _record({
         "program": os.path.basename(command[0]),
         "argv": command[1:],

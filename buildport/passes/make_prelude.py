@@ -16,8 +16,11 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
     wanted = [name for name, _ in PRELUDE if f"$({name})" in new_text or f"${{{name}}}" in new_text]
     # hipcc with no --offload-arch builds for gfx803 (PORTING-FACTS): a file that launches the HIPCC it
     # defines and names no target, as nvcc with its default architecture did, gets the overridable list
-    untargeted = ("HIPCC" in wanted and not _defines(new_text, "HIPCC") and not ctx.facts.arch_vars
-                  and "offload-arch" not in new_text and "HIP_ARCH_FLAGS" not in new_text)
+    # ... and so does a file that names targets only in some of its conditional branches (nvcc's version, a
+    # GPU_COMPUTE_CAPABILITY given or not): the others would build for gfx803 too
+    untargeted = ("HIPCC" in wanted and not _defines(new_text, "HIPCC")
+                  and not (ctx.facts.arch_vars and not _conditional_targets(new_text))
+                  and not _named_at_top(new_text))
     if untargeted:
         wanted += [name for name in ("HIP_OFFLOAD_ARCH", "HIP_ARCH_FLAGS") if name not in wanted]
     if "HIP_ARCH_FLAGS" in wanted and "HIP_OFFLOAD_ARCH" not in wanted:
@@ -45,6 +48,25 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
     if extra:
         lines.append("HIPCC += " + " ".join(extra))
     return "\n".join(lines)
+
+
+def _conditional_targets(text: str) -> bool:
+    """Whether the targets the text names are all inside conditionals (read from the ported text)."""
+    depth, inside, outside = 0, False, False
+    for line in text.splitlines():
+        word = line.strip().split(" ", 1)[0]
+        if word in ("ifeq", "ifneq", "ifdef", "ifndef"):
+            depth += 1
+        elif word == "endif":
+            depth = max(0, depth - 1)
+        elif "offload-arch" in line or "HIP_ARCH_FLAGS" in line or "HIP_OFFLOAD_ARCH" in line:
+            inside, outside = inside or depth > 0, outside or depth == 0
+    return inside and not outside
+
+
+def _named_at_top(text: str) -> bool:
+    """Whether the targets are named outside every conditional (a line the port did not touch may do it)."""
+    return ("offload-arch" in text or "HIP_ARCH_FLAGS" in text) and not _conditional_targets(text)
 
 
 def _defines(text: str, name: str) -> bool:
