@@ -231,6 +231,8 @@ class LegacyCommands:
                 ctx.report(command.start, "cmake-legacy-command", Severity.INFO, f"{command.name.value} → {new}",
                            fixable=True, replacement=new)
                 self._options(ctx, command)
+                if name in ("cuda_add_executable", "cuda_add_library"):
+                    self._runtime(ctx, command)
             elif name in LEGACY_LINK_HELPERS:
                 lib = next(lib for lib in LIBRARIES if lib.name == LEGACY_LINK_HELPERS[name])
                 target = command.arguments()[0].value if command.arguments() else "<target>"
@@ -239,6 +241,19 @@ class LegacyCommands:
             elif name in MANUAL_COMMANDS:
                 ctx.report(command.start, "cmake-manual-command", Severity.WARNING,
                            f"{command.name.value}() has no HIP translation", MANUAL_COMMANDS[name])
+
+    @staticmethod
+    def _runtime(ctx: Context, command: Command) -> None:
+        """FindCUDA's targets linked the CUDA runtime by themselves (CUDA_LIBRARIES, with the signature
+        CUDA_LINK_LIBRARIES_KEYWORD names): their C++ files include its headers, which need hip::host."""
+        args = command.arguments()
+        if not args:
+            return
+        keyword = value_of(" ".join(ctx.facts.values_of("CUDA_LINK_LIBRARIES_KEYWORD") or []))
+        line = f"target_link_libraries({args[0].value} {keyword + ' ' if keyword else ''}hip::host)"
+        if not ctx.text_holds(line):
+            ctx.edits.insert_after(command, line)
+            ctx.facts.packages.add("hip")
 
     @staticmethod
     def _options(ctx: Context, command: Command) -> None:
