@@ -332,6 +332,10 @@ def build(project: Project, tree: Path, out: Path, side: str, jobs: int, convert
     env = _base_env(record)
     if side == "hip":
         env["HIP_PLATFORM"] = "amd"  # nvcc is on this machine's PATH: hipcc would choose NVIDIA otherwise
+    else:  # the CUDA math libraries .ci/setup.sh installs from NVIDIA's wheels, for the originals' Makefiles
+        libs = Path(os.environ.get("BUILDPORT_CUDA_LIBS", "/opt/buildport-tools/cuda-libs")) / "nvidia" / "cu13"
+        for variable, folder in (("CPATH", "include"), ("LIBRARY_PATH", "lib"), ("LD_LIBRARY_PATH", "lib")):
+            env[variable] = os.pathsep.join(filter(None, [str(libs / folder), env.get(variable)]))
     started = time.monotonic()
     source = tree / project.directory
     if project.build == "cmake":
