@@ -291,15 +291,34 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
         if "$" not in word and not _absolute(word):
             note_outside(found, root, here / word, (path, text, text.find(word)))
     pattern_sources = set(re.findall(r"%(\.\w+)", text)) & set(SOURCE_SUFFIXES)
+    # make looks for a prerequisite in the VPATH folders (and a vpath pattern's) where it is not in the file's
+    folders = [here, *(here / d for d in _vpath_folders(text))]
     for m in _MAKE_WORD.finditer(text):
         word = m.group()
         if "$" in word or "%" in word or "*" in word:
             continue
         if word.endswith(SOURCE_SUFFIXES):
-            _add(found, root, here / word, None if _absolute(word) else (path, text, m.start()))
+            for folder in folders if not _absolute(word) else [here]:
+                if (folder / word).is_file() or folder is here:
+                    _add(found, root, folder / word, None if _absolute(word) else (path, text, m.start()))
         elif word.endswith(".o"):
+            stem = word.rsplit("/", 1)[-1][:-2] if len(folders) > 1 else None
             for suffix in pattern_sources or CUDA_SUFFIXES:
                 _add(found, root, here / (word[:-2] + suffix))
+                for folder in folders[1:] if stem else []:  # $(OBJDIR)%.o: %.cu finds the source by VPATH
+                    _add(found, root, folder / (stem + suffix))
+
+
+_VPATH = re.compile(r"^[ \t]*(?:override[ \t]+)?VPATH[ \t]*[:+?]?=[ \t]*(.*)$|^[ \t]*vpath[ \t]+\S+[ \t]+(.*)$", re.M)
+
+
+def _vpath_folders(text: str) -> list[str]:
+    """The folders ``VPATH = a:b`` and ``vpath %.cu a b`` name (literal ones: a variable is not expanded)."""
+    folders: list[str] = []
+    for m in _VPATH.finditer(text):
+        value = (m.group(1) if m.group(1) is not None else m.group(2) or "").split("#", 1)[0]
+        folders += [d for d in re.split(r"[\s:]+", value) if d and "$" not in d]
+    return list(dict.fromkeys(folders))
 
 
 def add_headers(found: SourceSet, root: Path) -> None:

@@ -69,3 +69,20 @@ def test_headers_included_with_angle_brackets_are_found_in_the_projects_include_
     add_headers(found, tmp_path)
     assert {str(p.relative_to(tmp_path.resolve())) for p in found.headers} == {
         "include/mylib/api.cuh", "include/mylib/detail.cuh"}
+
+
+def test_make_finds_sources_through_vpath_and_vpath_patterns(tmp_path: Path) -> None:
+    from buildport.sources import make_sources
+
+    _tree(tmp_path, {
+        "Makefile": "VPATH=./src/:./examples\nvpath %.cu kernels\nOBJDIR=./obj/\n"
+                    "OBJ=gemm.o blas_kernels.o\nEXECOBJ=main.o\nOBJS = $(addprefix $(OBJDIR), $(OBJ))\n"
+                    "$(OBJDIR)%.o: %.cu\n\tnvcc -c $< -o $@\n$(OBJDIR)%.o: %.c\n\tgcc -c $< -o $@\n"
+                    "all: scale.cu\n",
+        "src/gemm.c": "", "src/blas_kernels.cu": "", "examples/main.c": "", "kernels/scale.cu": "",
+        "src/unused.cu": "",
+    })  # fmt: skip
+    found = SourceSet()
+    make_sources(tmp_path / "Makefile", tmp_path, found)
+    assert {str(p.relative_to(tmp_path.resolve())) for p in found.sources} == {
+        "src/gemm.c", "src/blas_kernels.cu", "examples/main.c", "kernels/scale.cu"}

@@ -519,7 +519,8 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         return _library(ctx, new, offset)
     if new != word:
         ctx.report(offset, "make-path", Severity.INFO, f"{word} → {new}", fixable=True, replacement=new)
-    if new.startswith("-I$") and not flags and _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) \
+    # (in a variable of nvcc flags too: it may reach a host compiler as well, as darknet's COMMON does)
+    if new.startswith("-I$") and _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) \
             and not ctx.text_holds("__HIP_PLATFORM_AMD__"):
         # a host compiler that includes hip/hip_runtime.h must say which platform it targets, and find the
         # headers hipify names bare (<hiprand.h>) where ROCm keeps them (hiprand/hiprand.h)

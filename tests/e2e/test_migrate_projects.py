@@ -105,6 +105,14 @@ PROJECTS = {
         ),
         cuda_make_args=("CUDA_PATH={cuda}",),
     ),
+    "make-vpath": Project(
+        kind="make",
+        executables=("netlite",),
+        build_files=("Makefile",),
+        # found through VPATH (src/, examples/) from objects named $(OBJDIR)x.o; C files gcc compiles with CUDA's
+        # headers, a header found through -Iinclude/
+        sources=("src/layer_kernels.cu", "src/layer.c", "src/utils.c", "examples/netlite.c", "include/netlite.h"),
+    ),
     "mixed-library": Project(
         kind="cmake",
         executables=("test_randstats",),
