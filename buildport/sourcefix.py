@@ -45,6 +45,10 @@ preprocessor lines change, never comments or strings.
 * ``launch_spacing``: nvcc reads a kernel launch written ``k << <grid, block >> >(...)``;
   clang reads ``<<<`` and ``>>>`` only as written together. The spaces inside
   each go.
+* ``struct_typedef``: CUDA declares ``struct cudaGraphicsResource``; hipify writes
+  ``struct hipGraphicsResource``, but HIP's name is a typedef of another struct
+  (:data:`~buildport.rules.source_rules.TYPEDEF_NOT_TAG`), which C++ refuses after
+  ``struct``: the keyword goes.
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -59,6 +63,7 @@ from buildport.rules.source_rules import (
     CUDA_HEADER_MACROS,
     FULL_LANE_MASK,
     HEADER_RENAMES,
+    TYPEDEF_NOT_TAG,
     UNSYNCED_WARP_FUNCTIONS,
     WARP_SYNC_SINCE,
 )
@@ -74,6 +79,7 @@ FIXES: dict[str, str] = {
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
     "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`)",
+    "struct_typedef": "`struct` dropped before HIP names that are typedefs (`struct hipGraphicsResource`)",
     "launch_spacing": "kernel launches written `k << <g, b >> >(...)` closed up to `<<<` and `>>>` (clang needs them)",
 }
 
@@ -239,6 +245,14 @@ def _launch_spacing(text: str, lexed: Lexed) -> list[Edit]:
     return edits
 
 
+def _struct_typedefs(text: str, lexed: Lexed) -> list[Edit]:
+    """``struct`` (with the blanks after it) before each name of :data:`TYPEDEF_NOT_TAG`."""
+    code = lexed.code
+    kinds, texts, starts = code.kinds, code.texts, code.starts
+    return [(starts[i], starts[i + 1], "") for i in range(len(texts) - 1)
+            if texts[i] == "struct" and kinds[i + 1] == IDENT and texts[i + 1] in TYPEDEF_NOT_TAG]
+
+
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``register`` keyword of the code, with the blanks after it."""
     return _dropped(text, lexed, frozenset({"register"}))
@@ -270,6 +284,7 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "headers": (_headers, lambda text: any(name in text for name in HEADER_RENAMES)),
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
+    "struct_typedef": (_struct_typedefs, lambda text: any(name in text for name in TYPEDEF_NOT_TAG)),
     "launch_spacing": (_launch_spacing, lambda text: "<< <" in text or "<<\t<" in text),
 }
 assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync"} == set(FIXES)

@@ -159,3 +159,10 @@ def test_a_launch_written_with_spaces_is_closed_up() -> None:
     assert fixes == {"launch_spacing": 2}
     assert new == ("void f(){ k <<<1, 1 >>>(p); g<T> <<< grid(1, 2), b >>>(p); x = a << <b; "
                    "k<<<2, 3>>>(p); }\n")
+
+
+def test_struct_before_a_hip_typedef_goes() -> None:
+    """CUDA declares struct cudaGraphicsResource; HIP's hipGraphicsResource is a typedef of another struct."""
+    text = "struct hipGraphicsResource* resource; /* struct hipGraphicsResource */ struct hipArray* a;\n"
+    assert port_source(text) == ("hipGraphicsResource* resource; /* struct hipGraphicsResource */ struct hipArray* a;\n",
+                                 {"struct_typedef": 1})

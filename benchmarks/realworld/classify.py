@@ -105,6 +105,7 @@ COMPILE_RULES = (
           r"non-(?:const|constant)|'\w+' is not a member|use of overloaded operator|"
           r"incomplete type|variable has incomplete type|__host__ __device__|"
           r"reference to __(?:host|device)__ function|calling a __(?:host|device)__ function)"),
+    _rule("source", "an error in a converted source", r"error:", converted=True),
     _rule("build", "undefined symbols at link (objects left out of the build, or not linked)",
           r"undefined reference to|undefined symbol:"),
     _rule("environment", "a file the project does not have", r"fatal error: ['<\"][^'>\"]+['>\"] file not found"),

@@ -562,6 +562,11 @@ ASYNC_STREAM_ARG: Mapping[str, int] = MappingProxyType({
     "cudaMemPrefetchAsync": 3, "cudaMallocAsync": 2, "cudaFreeAsync": 1,
 })
 
+# HIP names hipify writes for CUDA structs that HIP declares as a typedef of a struct of another tag: after
+# `struct`, C++ refuses them (`typedef 'hipGraphicsResource' cannot be referenced with a struct specifier`;
+# GPUJPEG's `struct cudaGraphicsResource*`). buildport.sourcefix drops the `struct`.
+TYPEDEF_NOT_TAG: frozenset[str] = frozenset({"hipGraphicsResource"})
+
 # The warp *_sync builtins HIP gained in ROCm 6.2 -> the forms without a mask every ROCm has (buildport.sourcefix
 # rewrites them for an older ROCm where the mask names the whole warp; human ports of HeCBench do the same).
 UNSYNCED_WARP_FUNCTIONS: Mapping[str, str] = MappingProxyType({
