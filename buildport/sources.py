@@ -302,10 +302,10 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
                 if (folder / word).is_file() or folder is here:
                     _add(found, root, folder / word, None if _absolute(word) else (path, text, m.start()))
         elif word.endswith(".o"):
-            stem = word.rsplit("/", 1)[-1][:-2] if len(folders) > 1 else None
+            stem = word.rsplit("/", 1)[-1][:-2]
             for suffix in pattern_sources or CUDA_SUFFIXES:
                 _add(found, root, here / (word[:-2] + suffix))
-                for folder in folders[1:] if stem else []:  # $(OBJDIR)%.o: %.cu finds the source by VPATH
+                for folder in folders[1:]:  # $(OBJDIR)%.o: %.cu finds the source by VPATH
                     _add(found, root, folder / (stem + suffix))
 
 
