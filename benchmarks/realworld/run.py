@@ -322,8 +322,10 @@ def _base_env(record: Path) -> dict[str, str]:
     return env
 
 
-def build(project: Project, tree: Path, out: Path, side: str, jobs: int, converted: set[Path]) -> BuildResult:
-    """Configure and build ``tree`` for ``side`` ("hip" or "cuda"), past errors; count and classify."""
+def build(project: Project, tree: Path, out: Path, side: str, jobs: int, converted: set[Path],
+          count_only: bool = False) -> BuildResult:  # fmt: skip
+    """Configure and build ``tree`` for ``side`` ("hip" or "cuda"), past errors; count and classify.
+    ``count_only``: a CMake project is configured and its translation units counted, not built."""
     out.mkdir(parents=True, exist_ok=True)
     log = out / f"{side}-build.log"
     record = out / f"{side}-compilers.jsonl"
@@ -339,7 +341,8 @@ def build(project: Project, tree: Path, out: Path, side: str, jobs: int, convert
     started = time.monotonic()
     source = tree / project.directory
     if project.build == "cmake":
-        result = _build_cmake(project, source, out / f"build-{side}", side, jobs, env, log, record, converted, tree)
+        result = _build_cmake(project, source, out / f"build-{side}", side, jobs, env, log, record, converted, tree,
+                              count_only)  # fmt: skip
     else:
         result = _build_make(project, source, out, side, jobs, env, log, record, converted, tree)
     result.seconds = round(time.monotonic() - started, 1)
@@ -347,7 +350,8 @@ def build(project: Project, tree: Path, out: Path, side: str, jobs: int, convert
 
 
 def _build_cmake(project: Project, source: Path, build_dir: Path, side: str, jobs: int, env: dict[str, str],
-                 log: Path, record: Path, converted: set[Path], tree: Path) -> BuildResult:  # fmt: skip
+                 log: Path, record: Path, converted: set[Path], tree: Path,
+                 count_only: bool = False) -> BuildResult:  # fmt: skip
     if build_dir.exists():
         shutil.rmtree(build_dir)
     languages = ("C", "CXX", "HIP") if side == "hip" else ("C", "CXX", "CUDA")
@@ -368,8 +372,9 @@ def _build_cmake(project: Project, source: Path, build_dir: Path, side: str, job
         result.configure_message = _cmake_error(output)
         return result
     env["REALWORLD_LOG"] = str(record)
-    _run(["cmake", "--build", str(build_dir), "--parallel", str(jobs), "--", "-k"], cwd=source, env=env, log=log,
-         timeout=BUILD_TIMEOUT)  # fmt: skip
+    if not count_only:
+        _run(["cmake", "--build", str(build_dir), "--parallel", str(jobs), "--", "-k"], cwd=source, env=env,
+             log=log, timeout=BUILD_TIMEOUT)  # fmt: skip
     return collect(side, record, build_dir / "compile_commands.json", converted, tree)
 
 
@@ -456,15 +461,16 @@ def run_project(project: Project, src: Path, work: Path, *, original: bool, jobs
     return result
 
 
-def run_original(project: Project, src: Path, work: Path, *, jobs: int) -> dict[str, Any]:
-    """The original built with nvcc, for its own counts (``original.json``: a run of its own may do it)."""
+def run_original(project: Project, src: Path, work: Path, *, jobs: int, count_only: bool = False) -> dict[str, Any]:
+    """The original built with nvcc, for its own counts (``original.json``: a run of its own may do it);
+    ``count_only``: configured, its translation units counted (CMake; a Makefile is built)."""
     out = work / project.name
     copy = out / "cuda-src"
     if copy.exists():
         shutil.rmtree(copy)
     shutil.copytree(src / project.name, copy, symlinks=True)
-    result = {"name": project.name, "commit": project.commit, "cuda": _as_json(build(project, copy, out, "cuda", jobs,
-                                                                                       set()))}  # fmt: skip
+    built = build(project, copy, out, "cuda", jobs, set(), count_only)
+    result = {"name": project.name, "commit": project.commit, "built": not count_only, "cuda": _as_json(built)}
     (out / "original.json").write_text(json.dumps(result, indent=1) + "\n")
     return result
 
@@ -503,8 +509,10 @@ def table(work: Path, projects: list[Project]) -> str:
             compiled = f"{hip['compiled']}/{hip['total']}"
         else:
             compiled = f"configure failed ({hip['configure_cause']})"
-        original = f"{cuda['compiled']}/{cuda['total']}" if cuda and cuda["configured"] else (
-            "configure failed" if cuda else "—")  # fmt: skip
+        if cuda and cuda["configured"]:
+            original = f"{cuda['compiled']}/{cuda['total']}" if cuda["units"] else f"{cuda['total']} (configured)"
+        else:
+            original = "configure failed" if cuda else "—"
         blocker = hip["first_blocker"] or "none"
         counts = ", ".join(f"{k} {v}" for k, v in sorted(causes.items())) or "—"
         rows.append(f"| {project.name} | {project.build} | {compiled} | {hip['links_ok']}/{hip['links']} | "
@@ -579,6 +587,8 @@ def main(argv: list[str] | None = None) -> int:
     rn.add_argument("--work", type=Path, required=True)
     rn.add_argument("--original", action="store_true", help="also build the originals with nvcc")
     rn.add_argument("--original-only", action="store_true", help="build the originals with nvcc, nothing else")
+    rn.add_argument("--count-only", action="store_true",
+                    help="with --original-only: configure the CMake originals and count, do not build them")
     rn.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     rn.add_argument("--no-table", action="store_true")
     rn.add_argument("--code", type=Path, default=REPO, help="the buildport checkout to run (default: this one)")
@@ -595,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "run":
         for project in chosen:
             if args.original_only:
-                cuda = run_original(project, args.src, args.work, jobs=args.jobs)["cuda"]
+                cuda = run_original(project, args.src, args.work, jobs=args.jobs, count_only=args.count_only)["cuda"]
                 print(f"{project.name} (nvcc): {cuda['compiled']}/{cuda['total']}", flush=True)
                 continue
             result = run_project(project, args.src, args.work, original=args.original, jobs=args.jobs,
