@@ -70,6 +70,10 @@ class _Group(click.Group):
             gc.set_threshold(*thresholds)
 
 
+_ARCH_HELP = (f"AMD GPU targets, comma-separated (default: those of {','.join(DEFAULT_OFFLOAD_ARCH)} the HIP compiler "
+              "knows, asked when the build configures).")
+
+
 def _arch_list(_ctx: click.Context, _param: click.Parameter, value: str | None) -> tuple[str, ...]:
     if not value:
         return ()  # the defaults, narrowed by the build to what its compiler knows
@@ -144,7 +148,7 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
         click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."),
         click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing."),
         click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
-                     help=f"AMD GPU targets, comma-separated (default: {','.join(DEFAULT_OFFLOAD_ARCH)})."),
+                     help=_ARCH_HELP),
         click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
         click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten."),
         *_run_options,
@@ -350,7 +354,7 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @click.option("--force", is_flag=True, help="With --in-place: go ahead on a dirty git work tree.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the diff; write nothing.")
 @click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
-              help=f"AMD GPU targets, comma-separated (default: {','.join(DEFAULT_OFFLOAD_ARCH)}).")
+              help=_ARCH_HELP)
 @click.option("--hipify", "hipify", default=None, metavar="PATH", help="The hipify engine to run.")
 @click.option("--rename-sources", type=click.Choice(["keep", "hip"]), default="keep", show_default=True,
               help="Keep .cu names (HIP compiles them once the build says so) or rename them to .hip.")

@@ -246,11 +246,16 @@ def _launch_spacing(text: str, lexed: Lexed) -> list[Edit]:
 
 
 def _struct_typedefs(text: str, lexed: Lexed) -> list[Edit]:
-    """``struct`` (with the blanks after it) before each name of :data:`TYPEDEF_NOT_TAG`."""
+    """``struct`` (with the blanks after it) before each name of :data:`TYPEDEF_NOT_TAG`; a forward declaration
+    of one (``struct hipGraphicsResource;``, which conflicts with HIP's typedef) goes whole."""
     code = lexed.code
     kinds, texts, starts = code.kinds, code.texts, code.starts
-    return [(starts[i], starts[i + 1], "") for i in range(len(texts) - 1)
-            if texts[i] == "struct" and kinds[i + 1] == IDENT and texts[i + 1] in TYPEDEF_NOT_TAG]
+    edits: list[Edit] = []
+    for i in range(len(texts) - 1):
+        if texts[i] == "struct" and kinds[i + 1] == IDENT and texts[i + 1] in TYPEDEF_NOT_TAG:
+            forward = i + 2 < len(texts) and texts[i + 2] == ";"
+            edits.append((starts[i], starts[i + 2] + 1 if forward else starts[i + 1], ""))
+    return edits
 
 
 def _registers(text: str, lexed: Lexed) -> list[Edit]:

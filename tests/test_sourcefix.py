@@ -166,3 +166,9 @@ def test_struct_before_a_hip_typedef_goes() -> None:
     text = "struct hipGraphicsResource* resource; /* struct hipGraphicsResource */ struct hipArray* a;\n"
     assert port_source(text) == ("hipGraphicsResource* resource; /* struct hipGraphicsResource */ struct hipArray* a;\n",
                                  {"struct_typedef": 1})
+
+
+def test_forward_declaration_of_a_typedef_goes_whole() -> None:
+    """``struct hipGraphicsResource;`` conflicts with HIP's typedef of the same name (clang: an error)."""
+    text = "struct hipGraphicsResource;\nstruct hipGraphicsResource *r;\n"
+    assert port_source(text) == ("\nhipGraphicsResource *r;\n", {"struct_typedef": 2})

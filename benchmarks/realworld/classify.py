@@ -25,7 +25,9 @@ ROCM_LIBRARY_NAMES = (
     "hipsolver", "rocsolver", "miopen", "hipdnn", "hiptensor", "rocwmma", "hipsparselt", "roctracer",
     "rocprofiler", "roctx", "hiprtc", "rocm_smi", "amd_smi", "hipfort", "rocalution", "hipmath",
 )  # fmt: skip
-_ROCM = "|".join(ROCM_LIBRARY_NAMES)
+#: One of them, as a whole word (``cub`` is not ``cublas``).
+_ROCM_NAMES = "|".join(ROCM_LIBRARY_NAMES)
+_ROCM = f"(?:{_ROCM_NAMES})(?![a-z0-9_])"
 
 #: CUDA headers: included by a file that was not converted, they mean the file was not chosen.
 _CUDA_HEADER = (
@@ -34,6 +36,13 @@ _CUDA_HEADER = (
     r"vector_types|vector_functions|driver_types|builtin_types|helper_cuda|helper_math|cooperative_groups|"
     r"nccl|cudnn|math_constants|sm_\d+_intrinsics|texture_fetch_functions|device_functions|"
     r"mma|cuda/\S+|thrust/\S+|cub/\S+)(?:\.h|\.hpp|\.cuh)?"
+)
+
+#: A CUDA API name as the compiler quotes it: ``cudaMalloc``, ``cuMemAlloc``, ``CUdevice``, ``CU_CTX_...``,
+#: ``cublasCreate``... (not every word that starts with ``cu``: ``cursor``, ``current``).
+_CUDA_NAME = (
+    r"(?:cuda[A-Z_]\w*|cu[A-Z]\w*|CU[a-z_]\w*|CU_[A-Z]\w*|(?:cublas|curand|cusparse|cufft|cusolver|nvrtc|nvtx|"
+    r"NVTX)\w*)"
 )
 
 
@@ -63,12 +72,11 @@ COMPILE_RULES = (
           r"unknown argument|unsupported option|unknown option|unrecognized command[- ]line option|"
           r"unrecognized option|not allowed with '(?:C|C\+\+)'|invalid argument '-std=|"
           r"cannot specify -o when generating multiple output files"),
-    _rule("build", "C file compiled as C++/HIP", r"invalid argument '-std=c\+\+\w+' not allowed with 'C'"),
     _rule("build", "CUDA header in a file that was not converted",
           rf"fatal error: ['<\"]{_CUDA_HEADER}['>\"] file not found|fatal error: {_CUDA_HEADER}: No such file",
           converted=False),
     _rule("build", "CUDA name in a file that was not converted",
-          r"error: (?:use of undeclared identifier|unknown type name) '(?:cuda|cu|CU|curand|cusparse|cublas)\w*'",
+          rf"error: (?:use of undeclared identifier|unknown type name) '{_CUDA_NAME}'",
           converted=False),
     _rule("rocm-library", "ROCm library not installed",
           rf"fatal error: ['<\"](?:{_ROCM})[/.\w]*['>\"] file not found|fatal error: (?:{_ROCM})[/.\w]*: No such file|"
@@ -92,7 +100,7 @@ COMPILE_RULES = (
           r"|cannot find -l(?:mpi\w*|gomp|omp|netcdf\w*|GL\w*|glut|glfw\w*|X11|png|jpeg|z|hdf5\w*|fftw3\w*|"
           r"boost\w*|gtest\w*|tbb|openjp\w*|freeimage|FreeImage)\b|unable to find library -l(?:omp|gomp)"),
     _rule("source", "CUDA name left in a converted file",
-          r"\b(?:cuda|cu|CU|cublas|curand|cusparse|cufft|nvrtc|NVTX|nvtx)\w*'|'__(?:shfl\w*_sync|any_sync|all_sync|"
+          rf"'{_CUDA_NAME}'|'__(?:shfl\w*_sync|any_sync|all_sync|"
           r"ballot_sync|syncwarp|match_\w+_sync|activemask|reduce_\w+_sync)'"),
     _rule("source", "code the HIP compiler refuses",
           r"error: (?:use of undeclared identifier|unknown type name|no matching function|no member named|"
@@ -119,7 +127,7 @@ CONFIGURE_RULES = (
           r'The HIP compiler\s+"[^"]*"\s+is not able to compile a simple test program'),
     _rule("rocm-library", "ROCm library not installed",
           rf'(?:provided by|find a package configuration file provided by)\s+"(?i:{_ROCM})"|'
-          rf"Could NOT find (?i:{_ROCM})\b|(?i:{_ROCM})Config\.cmake"),
+          rf"Could NOT find (?i:{_ROCM})\b|(?i:{_ROCM_NAMES})Config\.cmake"),
     _rule("build", "CUDA still required", r'provided by\s+"CUDA(?:Toolkit)?"|Could NOT find CUDA|'
           r"No CMAKE_CUDA_COMPILER could be found|Failed to find nvcc|CUDA_TOOLKIT_ROOT_DIR not found|"
           r"Compiling the CUDA compiler identification source file"),

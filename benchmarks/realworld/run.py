@@ -251,8 +251,10 @@ def _output(argv: list[str]) -> str | None:
 
 
 def _is_compile(argv: list[str]) -> bool:
+    """A compile or a link: not a preprocessor run, not a check that produces nothing (``-fsyntax-only``, as the
+    ported Makefiles' question to hipcc of which GPU targets it knows)."""
     preprocess_only = ("-E" in argv or "-M" in argv or "-MM" in argv) and "-c" not in argv
-    return not preprocess_only
+    return not preprocess_only and "-fsyntax-only" not in argv
 
 
 def _converted_files(hip_root: Path) -> set[Path]:
@@ -497,7 +499,7 @@ def table(work: Path, projects: list[Project]) -> str:
     for project in projects:
         path = work / project.name / "result.json"
         if not path.is_file():
-            rows.append(f"| {project.name} | {project.build} | not run | | | | | |")
+            rows.append(f"| {project.name} | {project.build} | not run | | | | |")
             continue
         data = json.loads(path.read_text())
         hip = data["hip"]

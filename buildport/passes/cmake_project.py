@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import textwrap
 
 from buildport.cmake_args import translate_flag_words, value_of
 from buildport.findings import Severity
@@ -40,10 +41,19 @@ def introduce_targets(ctx: Context, introducer: Command, *, enable: str = "") ->
     ctx.facts.arch_set_before = arch_set_before(ctx, introducer)
     if not ctx.facts.arch_set_before:
         ctx.edits.insert_before(introducer, arch_cache_line(ctx))
+    known = CMAKE_KNOWN_TARGETS if ctx.options.probe_targets else ""
     if enable:
-        ctx.edits.insert_before(introducer, enable)
-    if ctx.options.probe_targets:
-        (ctx.edits.insert_before if enable else ctx.edits.insert_after)(introducer, CMAKE_KNOWN_TARGETS)
+        # the targets are asked of the compiler only where the line enables HIP
+        ctx.edits.insert_before(introducer, _with_known(enable, known))
+    elif known:
+        ctx.edits.insert_after(introducer, known)
+
+
+def _with_known(enable: str, known: str) -> str:
+    """``enable`` with ``known`` put after its line ``{known}``, at that line's indentation."""
+    line = next(line for line in enable.splitlines() if "{known}" in line)
+    indent = line[: len(line) - len(line.lstrip())]
+    return enable.format(known="".join(f"\n{indent}{row}" for row in known.splitlines()))
 
 
 class Languages:
@@ -165,13 +175,17 @@ class FindHip:
                    replacement=line)
 
 
-ENABLE_HIP = "enable_language(HIP)"
+ENABLE_HIP = "enable_language(HIP){known}"
 #: An optional legacy find_package(CUDA): the HIP language only where there is a HIP compiler.
 ENABLE_HIP_IF_FOUND = """include(CheckLanguage)
 check_language(HIP)
 if(CMAKE_HIP_COMPILER)
-  enable_language(HIP)
+  enable_language(HIP){known}
 endif()"""
+
+
+def _if_hip_compiler(lines: str) -> str:
+    return "if(CMAKE_HIP_COMPILER)\n" + textwrap.indent(lines, "  ") + "\nendif()"
 
 
 class FindPackages:
@@ -200,12 +214,18 @@ class FindPackages:
         mode = " REQUIRED" if "REQUIRED" in words else " QUIET" if "QUIET" in words else ""
         find_hip = f"find_package(hip{mode})"
         ctx.facts.finds_toolkit = True
+        optional_language = False
         if legacy and ctx.facts.hip_introduced_at is None:
             # FindCUDA compiled .cu files itself; now the HIP language does (where there is a HIP compiler,
             # when CUDA was optional)
             ctx.facts.hip_introduced_at = command
-            introduce_targets(ctx, command, enable=ENABLE_HIP if mode == " REQUIRED" else ENABLE_HIP_IF_FOUND)
-        ctx.edits.rewrite_command(command, lambda: package_lines(ctx, mode))
+            optional_language = mode != " REQUIRED"
+            introduce_targets(ctx, command, enable=ENABLE_HIP_IF_FOUND if optional_language else ENABLE_HIP)
+        if optional_language:
+            # hip_FOUND (the old CUDA_FOUND) only where the language is there to compile the .cu files
+            ctx.edits.rewrite_command(command, lambda: _if_hip_compiler(package_lines(ctx, mode)))
+        else:
+            ctx.edits.rewrite_command(command, lambda: package_lines(ctx, mode))
         ctx.report(command.start, "cmake-find-package", Severity.INFO,
                    f"find_package({command.arguments()[0].value}) → {find_hip}", fixable=True, replacement=find_hip)
 

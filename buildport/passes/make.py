@@ -257,7 +257,8 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
         targets = "$(HIP_OFFLOAD_ARCH)" if ctx.probe_targets else " ".join(ctx.offload_arch)
         ctx.replace(line.value, targets)
         ctx.report(line.value.start, "make-arch", Severity.INFO,
-                   f"{name}: NVIDIA architectures {' '.join(words)} → AMD targets {' '.join(ctx.offload_arch)}",
+                   f"{name}: NVIDIA architectures {' '.join(words)} → AMD targets {' '.join(ctx.offload_arch)}"
+                   + (" (those the HIP compiler knows: $(HIP_OFFLOAD_ARCH))" if ctx.probe_targets else ""),
                    fixable=True, replacement=targets)
         return
     flags = (

@@ -22,7 +22,8 @@ endif()"""
 
 #: After HIP is enabled: of the default targets, those the HIP compiler knows (ROCm 5.2's clang has no gfx942;
 #: rocm-cmake's rocm_check_target_ids asks the compiler the same way), as the cache list a configure keeps.
-#: Each is tried alone (a try_compile builds for CMAKE_HIP_ARCHITECTURES), with no HIP header.
+#: Each is tried alone (a try_compile builds for CMAKE_HIP_ARCHITECTURES), with no HIP header; where it knows none
+#: of them, CMake's own choice stays.
 CMAKE_KNOWN_TARGETS = f"""if(HIP_DEFAULT_ARCHITECTURES)
   include(CheckSourceCompiles)
   set(hip_known_architectures "")
@@ -33,12 +34,14 @@ CMAKE_KNOWN_TARGETS = f"""if(HIP_DEFAULT_ARCHITECTURES)
     endif()
   endforeach()
   unset(CMAKE_HIP_ARCHITECTURES)
-  set(CMAKE_HIP_ARCHITECTURES "${{hip_known_architectures}}" CACHE STRING "{CACHE_HELP}" FORCE)
+  if(hip_known_architectures)
+    set(CMAKE_HIP_ARCHITECTURES "${{hip_known_architectures}}" CACHE STRING "{CACHE_HELP}" FORCE)
+  endif()
 endif()"""
 
 #: A Makefile's default targets, those the compiler knows: worked out once, when make reads the file, unless
 #: the command line or the environment sets HIP_OFFLOAD_ARCH (all of them when the compiler cannot be asked).
 MAKE_KNOWN_TARGETS = """ifeq ($(origin HIP_OFFLOAD_ARCH),undefined)
-HIP_OFFLOAD_ARCH := $(or $(foreach arch,{targets},$(if $(shell $(or $(HIPCC),hipcc) -x hip --offload-arch=$(arch) \\
-  -nogpulib -nogpuinc -fsyntax-only /dev/null 2>/dev/null && echo y),$(arch))),{targets})
+HIP_OFFLOAD_ARCH := $(or $(strip $(foreach arch,{targets},$(if $(shell $(or $(HIPCC),hipcc) -x hip --offload-arch=$(arch) \\
+  -nogpulib -nogpuinc -fsyntax-only /dev/null 2>/dev/null && echo y),$(arch)))),{targets})
 endif"""

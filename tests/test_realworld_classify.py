@@ -1,0 +1,36 @@
+"""The real-project runner's failure classes (benchmarks/realworld/classify.py) on compiler output."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks" / "realworld"))
+
+from classify import COMPILE_RULES, CONFIGURE_RULES, classify  # noqa: E402
+
+
+def _cause(output: str, converted: bool | None = True) -> str:
+    return classify(output, COMPILE_RULES, converted=converted).cause
+
+
+def test_a_rocm_library_is_a_whole_name() -> None:
+    assert _cause("a.hip:1:10: fatal error: 'hipcub/hipcub.hpp' file not found") == "rocm-library"
+    assert _cause("/usr/bin/ld: cannot find -lhipblas") == "rocm-library"
+    # cub is a ROCm-less library name here, cublas is CUDA's: a CUDA library still linked
+    assert _cause("/usr/bin/ld: cannot find -lcublas") == "build"
+
+
+def test_a_cuda_name_is_an_api_name_not_any_word_starting_with_cu() -> None:
+    assert _cause("a.hip:3:5: error: use of undeclared identifier 'cudaStreamAttrValue'") == "source"
+    assert _cause("a.hip:3:5: error: unknown type name 'CUdeviceptr'") == "source"
+    assert _cause("a.cpp:3:5: error: use of undeclared identifier 'cudaMalloc'", converted=False) == "build"
+    # 'cursor' is the project's own name: the compiler refuses the code, no CUDA name is left
+    refused = classify("a.hip:3:5: error: use of undeclared identifier 'cursor'", COMPILE_RULES, converted=True)
+    assert refused.reason == "code the HIP compiler refuses"
+
+
+def test_a_missing_rocm_package_at_configure() -> None:
+    cmake = 'Could not find a package configuration file provided by "hipblas" with any of\n  hipblasConfig.cmake'
+    assert classify(cmake, CONFIGURE_RULES).cause == "rocm-library"
+    assert classify("Could NOT find HIPCUB (missing: X)", CONFIGURE_RULES).cause == "rocm-library"
