@@ -198,9 +198,10 @@ def _unsupported(result: HipifyResult, original: str, text: str, relative: str, 
     found: list[Finding] = []
     for line, name in dict.fromkeys(result.unsupported):
         at = line + shift
-        if not (0 < at <= len(lines) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", lines[at - 1])):
+        match = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", lines[at - 1]) if 0 < at <= len(lines) else None
+        if match is None:
             continue  # a fix after the engine replaced it (a warp *_sync call)
-        col = lines[at - 1].find(name) + 1
+        col = match.start() + 1
         found.append(Finding(relative, at, col, "hipify-unsupported", Severity.ERROR,
                              f"`{name}`: {engine} has no HIP name for it; left as it is, it will not compile",
                              "replace it by hand (see the HIP API reference)"))

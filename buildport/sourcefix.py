@@ -167,19 +167,10 @@ def _c_defaults(text: str, lexed: Lexed) -> list[Edit]:
         if known is None or i + 1 >= len(texts) or texts[i + 1] != "(":
             continue
         required, defaults = known
-        depth, commas, j = 0, 0, i + 1
-        while j < len(texts):
-            if kinds[j] == PUNCT and texts[j] in "([{":
-                depth += 1
-            elif kinds[j] == PUNCT and texts[j] in ")]}":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif depth == 1 and texts[j] == ",":
-                commas += 1
-            j += 1
-        if j < len(texts) and commas + 1 == required:
-            edits.append((starts[j], starts[j], ", " + ", ".join(defaults)))
+        arguments = _call_arguments(kinds, texts, i + 1)
+        if arguments and len(arguments) == required:
+            close = arguments[-1][1]  # the token after the last argument: the closing parenthesis
+            edits.append((starts[close], starts[close], ", " + ", ".join(defaults)))
     return edits
 
 

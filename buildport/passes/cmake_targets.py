@@ -274,10 +274,13 @@ class HostHeaders:
 
     def run(self, ctx: Context) -> None:
         done: set[str] = set()
+        directory_done = ctx.text_holds(_LINK_HOST_HERE)
         for command in ctx.cuda_commands():
             args = command.arguments()
             if command.identifier == "include_directories" and _cuda_include_scope(args) is not None:
-                self._directory(ctx, command)
+                if not directory_done:
+                    self._directory(ctx, command)
+                    directory_done = True
                 continue
             if command.identifier != "target_include_directories" or len(args) < 2:
                 continue
@@ -303,15 +306,14 @@ class HostHeaders:
     def _directory(ctx: Context, command: Command) -> None:
         """CUDA's include directories for the whole directory: every C++ target made after it may include
         HIP's headers, which g++ compiles only with hip::host's definitions."""
-        line = "link_libraries(hip::host)"
-        if ctx.text_holds(line) or any(line in t for t in ctx.edits.after.get(command.start, [])
-                                        if isinstance(t, str)):
-            return
-        ctx.edits.insert_after(command, line)
+        ctx.edits.insert_after(command, _LINK_HOST_HERE)
         ctx.facts.packages.add("hip")
         ctx.report(command.start, "cmake-host-headers", Severity.INFO,
                    "CUDA's include directories for every target here: the targets made after it link hip::host",
-                   fixable=True, replacement=line)
+                   fixable=True, replacement=_LINK_HOST_HERE)
+
+
+_LINK_HOST_HERE = "link_libraries(hip::host)"
 
 
 def _cuda_include_scope(args: list[Leaf]) -> str | None:

@@ -6,7 +6,8 @@ import re
 
 from buildport.passes.make import MakeContext
 from buildport.passes.make_facts import ROOT_REF
-from buildport.rules.make import KNOWN_TARGETS, PRELUDE, ROOT_VARIABLES
+from buildport.rules.arch import MAKE_KNOWN_TARGETS
+from buildport.rules.make import PRELUDE, ROOT_VARIABLES
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
 
@@ -31,7 +32,7 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
         wanted.append("ROCM_PATH")
     targets = " ".join(ctx.offload_arch)
     lines = [
-        KNOWN_TARGETS.format(targets=targets) if name == "HIP_OFFLOAD_ARCH" and ctx.probe_targets
+        MAKE_KNOWN_TARGETS.format(targets=targets) if name == "HIP_OFFLOAD_ARCH" and ctx.probe_targets
         else template.replace("{arch}", targets)
         for name, template in PRELUDE
         if name in wanted and not _defines(new_text, name)

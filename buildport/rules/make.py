@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 
-from buildport.rules.arch import MAKE_KNOWN_TARGETS
 from buildport.rules.paths import ROCM_DEFAULT_MAKE
 
 #: Variables that name a CUDA install root; all become ROCM_PATH.
@@ -55,14 +54,13 @@ HOST_LINKERS = re.compile(r"^(?:\$[({](?:CXX|CC|LD|LINK|LINKER|HOST_COMPILER)[)}
 ROCM_ROOT_LINE = f"ROCM_PATH ?= {ROCM_DEFAULT_MAKE}"
 
 #: What defines the HIP toolchain in a ported Makefile; each line only where the file uses it. ``{arch}``: the
-#: targets the user chose; without a choice, HIP_OFFLOAD_ARCH is :data:`KNOWN_TARGETS`.
+#: targets the user chose; without a choice, HIP_OFFLOAD_ARCH is :data:`buildport.rules.arch.MAKE_KNOWN_TARGETS`.
 PRELUDE: tuple[tuple[str, str], ...] = (
     ("ROCM_PATH", ROCM_ROOT_LINE),
     ("HIPCC", "HIPCC ?= $(ROCM_PATH)/bin/hipcc"),
     ("HIP_OFFLOAD_ARCH", "HIP_OFFLOAD_ARCH ?= {arch}"),
     ("HIP_ARCH_FLAGS", "HIP_ARCH_FLAGS = $(addprefix --offload-arch=,$(HIP_OFFLOAD_ARCH))"),
 )
-KNOWN_TARGETS = MAKE_KNOWN_TARGETS
 
 #: Words (any case) of lines that detect NVIDIA platforms or find CUDA libraries: kept, and reported.
 PLATFORM_WORDS: tuple[str, ...] = (
