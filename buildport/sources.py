@@ -290,7 +290,10 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
     for word in include_targets(text):  # what it includes from outside (rodinia's ../../common/make.config)
         if "$" not in word and not _absolute(word):
             note_outside(found, root, here / word, (path, text, text.find(word)))
-    pattern_sources = set(re.findall(r"%(\.\w+)", text)) & set(SOURCE_SUFFIXES)
+    # an object's source: by the file's pattern and suffix rules (.c.o:), else a CUDA one; C and C++ ones
+    # always, which make's built-in rules compile (their headers may be CUDA's: FastEddy's fecuda_Device.h)
+    rule_sources = set(re.findall(r"%(\.\w+)", text)) | set(_SUFFIX_RULE.findall(text))
+    pattern_sources = (rule_sources & set(SOURCE_SUFFIXES) or set(CUDA_SUFFIXES)) | set(_BUILT_IN_SOURCES)
     # make looks for a prerequisite in the VPATH folders (and a vpath pattern's) where it is not in the file's
     folders = [here, *(here / d for d in _vpath_folders(text))]
     for m in _MAKE_WORD.finditer(text):
@@ -303,11 +306,16 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
                     _add(found, root, folder / word, None if _absolute(word) else (path, text, m.start()))
         elif word.endswith(".o"):
             stem = word.rsplit("/", 1)[-1][:-2]
-            for suffix in pattern_sources or CUDA_SUFFIXES:
+            for suffix in pattern_sources:
                 _add(found, root, here / (word[:-2] + suffix))
                 for folder in folders[1:]:  # $(OBJDIR)%.o: %.cu finds the source by VPATH
                     _add(found, root, folder / (stem + suffix))
 
+
+#: An old-fashioned suffix rule, ``.c.o:`` or ``.cu.o:``: the source suffix.
+_SUFFIX_RULE = re.compile(r"^(\.\w+)\.o[ \t]*:(?!=)", re.M)
+#: What make's built-in rules compile into an object.
+_BUILT_IN_SOURCES = (".c", ".cc", ".cpp")
 
 _VPATH = re.compile(r"^[ \t]*(?:override[ \t]+)?VPATH[ \t]*[:+?]?=[ \t]*(.*)$|^[ \t]*vpath[ \t]+\S+[ \t]+(.*)$", re.M)
 

@@ -79,6 +79,8 @@ POSITIVE = [
     ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n.c.o:\n\t$(NVCC) -c $<\n", ".c.o", True),
     ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c ; $(NVCC) -c x.c\n", "x.o", True),
     ("make-c-source", MAKE, "x.o: x.c\n# built by\n\n\t@$(HIPCC) -c x.c\n", "x.o", True),
+    ("make-host-compile", MAKE, "app: a.o k.o\n\t$(CXX) -o app a.o k.o -lcudart\na.o: a.cpp\n\t$(CXX) -c a.cpp\n",
+     "$(CXX) -c", True),
     ("make-nvhpc-path", MAKE, "MPI_ROOT = /opt/nvidia/hpc_sdk/Linux_x86_64/24.5/comm_libs/openmpi4\n",
      "/opt/nvidia", False),
     ("make-c-source-std", MAKE, "NVCC := nvcc -std=c++17\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
@@ -111,6 +113,7 @@ NOOP = [
     ("make-library", MAKE, "LIBS := -lm -lpthread\n"),
     ("make-compiler", MAKE, "a: a.c\n\tgcc -o a a.c\n"),
     ("make-c-source", MAKE, "x.o: x.c\n\tgcc -c x.c\n"),  # no GPU compiler anywhere
+    ("make-host-compile", MAKE, "app: a.o\n\t$(NVCC) -o app a.o -lcudart\na.o: a.cpp\n\t$(CXX) -c a.cpp\n"),  # hipcc links
     ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n\t$(CC) -c x.c\nk.o: k.cu\n\t$(NVCC) -c k.cu\n"),
     ("make-c-source", MAKE, "NVCC := nvcc\nCC := nvcc\nx.o: x.c\n%.o: %.c\n\tgcc -c $<\n"),
 ]

@@ -86,3 +86,21 @@ def test_make_finds_sources_through_vpath_and_vpath_patterns(tmp_path: Path) -> 
     make_sources(tmp_path / "Makefile", tmp_path, found)
     assert {str(p.relative_to(tmp_path.resolve())) for p in found.sources} == {
         "src/gemm.c", "src/blas_kernels.cu", "examples/main.c", "kernels/scale.cu"}
+
+
+def test_make_objects_built_by_suffix_and_built_in_rules_bring_their_headers(tmp_path: Path) -> None:
+    """``.c.o:`` (an old suffix rule) and make's built-in rules compile C and C++ objects: their sources, and
+    the CUDA headers those include through -I folders, are the build's (FastEddy's fecuda_Device.h)."""
+    from buildport.sources import add_headers, make_sources
+
+    _tree(tmp_path, {
+        "main/Makefile": "INCLUDES = -I../dev\nOBJS = ../dev/fe.o ../dev/kern.o host.o\n"
+                         "%.o: %.cu\n\tnvcc -dc $< -o $@\n.c.o:\n\tmpicc $(INCLUDES) -c $< -o $@\n",
+        "dev/fe.c": "#include <fe_device.h>\n", "dev/fe_device.h": "#include <cuda_runtime.h>\n",
+        "dev/kern.cu": "", "main/host.cpp": "", "dev/other.c": "",
+    })  # fmt: skip
+    found = SourceSet()
+    make_sources(tmp_path / "main" / "Makefile", tmp_path, found)
+    add_headers(found, tmp_path)
+    assert {str(p.relative_to(tmp_path.resolve())) for p in found.all} == {
+        "dev/fe.c", "dev/kern.cu", "main/host.cpp", "dev/fe_device.h"}

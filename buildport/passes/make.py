@@ -21,6 +21,7 @@ from buildport.rules.flags import BY_NAME
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import (
     FLAG_VARIABLE,
+    HOST_LINKERS,
     HIPCC_WORD,
     NVCC_LOCATED,
     NVCC_WORD,
@@ -171,6 +172,43 @@ def port_lines(ctx: MakeContext) -> None:
         elif isinstance(line, (Conditional, Directive)):
             if scan.hot(line.span.start, line.span.end):
                 _plain(ctx, line.arguments)
+    _host_compiles(ctx)
+
+
+#: A CUDA runtime library on a link line (what a host linker linking it says of the host code).
+_RUNTIME_LINK = re.compile(r"(?<!\S)-l(?:cudart|cudart_static|cuda)(?!\S)")
+#: What a host compiler compiles: C and C++ sources, by a rule's prerequisite or an old suffix rule's name.
+_HOST_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|C)$")
+_HOST_SUFFIX_RULE = re.compile(r"^\.(?:c|cc|cpp|cxx|C)\.o$")
+_PLATFORM_DEFINE = "-D__HIP_PLATFORM_AMD__"
+
+
+def _host_compiles(ctx: MakeContext) -> None:
+    """Where a host compiler links the CUDA runtime, the host code calls it: hipified, it includes HIP's
+    headers, which a host compiler reads only with the HIP platform defined. Each command of a rule that
+    compiles C or C++ (``-c``) with a host compiler gets the define after the compiler."""
+    text = ctx.text
+    if not ctx.facts.host_links or _RUNTIME_LINK.search(text) is None or ctx.text_holds("__HIP_PLATFORM_AMD__"):
+        return
+    if any(_PLATFORM_DEFINE in new for new in ctx.edits.values()):
+        return  # given with CUDA's include folders, to the host compiles that read its headers
+    for rule in ctx.tree.select(_RULES):
+        assert isinstance(rule, Rule)
+        if not (any(_HOST_SOURCE.search(w.of(text)) for w in rule.prerequisite_words)
+                or any(_HOST_SUFFIX_RULE.match(w.of(text)) for w in rule.target_words)):
+            continue
+        commands = ([] if rule.recipe is None else [rule.recipe]) + [r.command for r in ctx.tree.recipe_lines(rule)]
+        for command in commands:
+            spans = list(iter_words(text, command.start, command.end))
+            words = [s.of(text) for s in spans]
+            if "-c" not in words or _runs_gpu_compiler(ctx, command.of(text)):
+                continue
+            program = words[0].lstrip("@-+")
+            if HOST_LINKERS.match(program) or REFERENCE.match(program):
+                ctx.replace(Span(spans[0].end, spans[0].end), " " + _PLATFORM_DEFINE)
+                ctx.report(spans[0].start, "make-host-compile", Severity.INFO,
+                           "C/C++ compiled by a host compiler in a build whose host code links the CUDA runtime: "
+                           f"{_PLATFORM_DEFINE} for HIP's headers", fixable=True, replacement=_PLATFORM_DEFINE)
 
 
 def _named_assignments(ctx: MakeContext) -> list[tuple[int, str, Span]]:
@@ -420,7 +458,9 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
                 shown = " ".join(words_i)
                 ctx.report(spans[i].start, "make-nvcc-flag", Severity.INFO,
                            f"{current[i]} → {shown or '(removed)'}", fixable=True, replacement=shown)
-    if any(w and "-L$(ROCM_PATH)/lib" in w for w in current) or "-L$(ROCM_PATH)/lib" in words:
+    # the library folder once: where another word of the line names it already (-L$(CUDA_PATH)/lib64 ported)
+    if any(w and "-L$(ROCM_PATH)/lib" in w and not w.endswith("-lamdhip64") for w in current) \
+            or "-L$(ROCM_PATH)/lib" in words:
         new = [[x.replace("-L$(ROCM_PATH)/lib -lamdhip64", "-lamdhip64") for x in w] if w else w for w in new]
     for span, words_i in zip(spans, new):
         if words_i is not None:

@@ -56,6 +56,10 @@ class FileFacts:
     uses: dict[str, set[str]] = field(default_factory=dict)  # variable → the variables its value refers to (if any)
     host_links: bool = False
     launches: list[list[tuple[str, tuple[str, ...]]]] = field(default_factory=list)
+    #: the variables a link command starts with, whose program another file's value may name
+    link_programs: set[str] = field(default_factory=set)
+    #: variable → the first word of its value(s), read only where a link command starts with a variable
+    first_words: dict[str, set[str]] = field(default_factory=dict)
 
 
 def gather(tree: MakeFile, facts: MakeFacts) -> None:
@@ -108,10 +112,12 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
             commands = line.body_text.splitlines()
         for command in commands:
             words = command.split()
-            if words:
+            if words and "-o" in words and "-c" not in words:
                 first = words[0].lstrip("@-+")
-                if HOST_LINKERS.match(first) and "-o" in words and "-c" not in words:
+                if HOST_LINKERS.match(first):
                     out.host_links = True
+                elif (m := REFERENCE.match(first)) is not None:
+                    out.link_programs.add(m.group(1))
             if "$" not in command and "nvcc" not in command:
                 continue  # nothing in it can launch nvcc or a variable's program
             launches: list[tuple[str, tuple[str, ...]]] = []
@@ -126,7 +132,30 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
                     launches.append(("" if nvcc else m.group(1), after))  # type: ignore[union-attr]
             if launches:
                 out.launches.append(launches)
+    if out.link_programs or known is None:
+        for m in _FIRST_WORD.finditer(text):
+            out.first_words.setdefault(m.group(1), set()).add(m.group(2))
     return out
+
+
+#: An assignment (target-specific too: ``app: LINK = $(MPICC) $(CFLAGS)``) and the first word of its value.
+_FIRST_WORD = re.compile(
+    r"^[ \t]*(?:[^\s:#=]+[ \t]*:[ \t]*)?(?:(?:override|export|private)[ \t]+)*([A-Za-z_][A-Za-z0-9_]*)[ \t]*"
+    r"(?::{1,3}=|[+?!]?=)[ \t]*(\S+)", re.M)
+
+
+def _links_on_host(programs: set[str], first_words: dict[str, set[str]]) -> bool:
+    """Whether a variable a link command starts with names a host compiler, through the values it is made of."""
+    pending, seen = list(programs), set(programs)
+    while pending:
+        for word in first_words.get(pending.pop(), ()):
+            if HOST_LINKERS.match(word):
+                return True
+            m = REFERENCE.match(word)
+            if m is not None and m.group(1) not in seen:
+                seen.add(m.group(1))
+                pending.append(m.group(1))
+    return False
 
 
 def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
@@ -137,6 +166,14 @@ def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
         facts.compiler_vars |= part.compiler_vars
         facts.arch_vars |= part.arch_vars
         facts.host_links = facts.host_links or part.host_links
+    if not facts.host_links:
+        programs = {name for part in files for name in part.link_programs}
+        if programs:
+            first_words: dict[str, set[str]] = {}
+            for part in files:
+                for variable, words in part.first_words.items():
+                    first_words.setdefault(variable, set()).update(words)
+            facts.host_links = _links_on_host(programs - facts.compiler_vars, first_words)
     for part in files:
         for launches in part.launches:
             for name, after in launches:

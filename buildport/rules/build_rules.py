@@ -155,6 +155,11 @@ RULES: tuple[BuildRule, ...] = (
               "headers then refuse to compile, so the port adds `-D__HIP_PLATFORM_AMD__` to `HIPCC`. Reported "
               "where nvcc or hipcc builds one: the rule's recipe, a pattern or suffix rule for `.c` files, or "
               "make's built-in rule when `CC` is nvcc.", "hipcc 5.2 (`-x c` for .c files), measured"),
+    BuildRule("make-host-compile", "host code of a build that links the CUDA runtime", INFO, "make", "yes",
+              "Where a host compiler (`g++`, `mpicc`, `$(CXX)`) links `-lcudart`, the host code calls the CUDA "
+              "runtime; hipified, it includes HIP's headers, which a host compiler reads only with "
+              "`-D__HIP_PLATFORM_AMD__`: each recipe compiling C or C++ with a host compiler gets it.",
+              "clang-15 and g++ with hip_runtime.h from ROCm 5.2, measured"),
     BuildRule("make-nvhpc-path", "NVIDIA HPC SDK path", WARNING, "make", "no",
               "A path into NVIDIA's HPC SDK (`/opt/nvidia/hpc_sdk/...`: its CUDA, its MPI, its math libraries); "
               "a ROCm machine has no such folder, and the build finds no MPI there.", "HeCBench, measured"),

@@ -48,7 +48,12 @@ NVCC_LOCATED = re.compile(rf"^{LOCATED_NVCC}$")
 HIPCC_WORD = re.compile(r"^(?:hipcc|[^\s]*/hipcc|\$[({]HIPCC[)}])$")
 
 #: Host compilers and linkers: a recipe that links with one of these needs libamdhip64 by name.
-HOST_LINKERS = re.compile(r"^(?:\$[({](?:CXX|CC|LD|LINK|LINKER|HOST_COMPILER)[)}]|g\+\+|gcc|c\+\+|cc|clang\+\+|clang|ld)$")
+#: (also the program a variable's value starts with: ``COMPILE = $(MPICC) $(CFLAGS)`` with ``MPICC = mpicc``;
+#: MPI's compiler wrappers and the Intel and versioned GNU compilers are host compilers too)
+HOST_LINKERS = re.compile(
+    r"^(?:\$[({](?:CXX|CC|LD|LINK|LINKER|HOST_COMPILER)[)}]|(?:\S*/)?(?:(?:g\+\+|gcc|clang\+\+|clang)(?:-\d+)?|c\+\+|cc|"
+    r"ld|mpicc|mpicxx|mpic\+\+|mpiCC|mpiicc|mpiicpc|mpiicpx|icc|icpc|icx|icpx))$"
+)
 
 #: The ROCm root a ported Makefile assigns where it assigned CUDA's.
 ROCM_ROOT_LINE = f"ROCM_PATH ?= {ROCM_DEFAULT_MAKE}"

@@ -54,6 +54,8 @@ class Project:
     unreferenced: tuple[str, ...] = ()
     # Extra `make` arguments for the nvcc build; {cuda} is the toolkit root.
     cuda_make_args: tuple[str, ...] = ()
+    # The folder `make` runs in (make projects), relative to the project.
+    make_dir: str = ""
     # Whether the project registers tests with CTest (run after the ROCm build).
     ctest: bool = False
     # Files that must carry AMD device code (default: the executables); a module a custom command
@@ -113,6 +115,16 @@ PROJECTS = {
         # headers, a header found through -Iinclude/
         sources=("src/layer_kernels.cu", "src/layer.c", "src/utils.c", "examples/netlite.c", "include/netlite.h"),
     ),
+    "make-host-runtime": Project(
+        kind="make",
+        executables=("main/model",),
+        build_files=("main/Makefile",),
+        # device.c comes from ../device/device.o by an old suffix rule (.c.o:), and its CUDA header
+        # device_runtime.h through <...> and -I../device; cc compiles both, and links the HIP runtime by name
+        sources=("device/device.c", "device/device_runtime.h", "device/device_kernels.cu"),
+        cuda_make_args=("OTHER_INCLUDES=-I{cuda}/include", "TEST_LDFLAGS=-L{cuda}/lib64"),
+        make_dir="main",
+    ),
     "mixed-library": Project(
         kind="cmake",
         executables=("test_randstats",),
@@ -166,6 +178,12 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
     scan, stencil = (suite / "scan" / "Makefile").read_text(), (suite / "stencil" / "Makefile").read_text()
     assert "include ../config.mk" in scan and "include ../config.mk" in stencil
     assert "$(wildcard *.cu)" in scan and "SRCS := stencil.cu main.cu" in stencil
+
+    host = PROJECTS_DIR / "make-host-runtime"
+    makefile = (host / "main" / "Makefile").read_text()
+    assert ".c.o:" in makefile and "model: COMP_FLAGS = ${TEST_CC}" in makefile and "-lcudart" in makefile
+    assert "%.o: %.c\n" not in makefile and "device.c" not in makefile  # found through its object only
+    assert "#include <device_runtime.h>" in (host / "device" / "device.c").read_text()
 
     mixed = PROJECTS_DIR / "mixed-library"
     assert "#include <cuda_runtime.h>" in (mixed / "include" / "randstats" / "randstats.h").read_text()
@@ -254,9 +272,10 @@ def _build_original(workbench: Workbench, project: Project, root: Path, build: P
     values = {"cuda": str(cuda_root(workbench.tools))}
     args = [arg.format(**values) for arg in project.cuda_make_args]
     env = workbench.cuda_env
-    commands = workbench.run("cuda-make-dry-run", [make, "-n", "-B", *args], cwd=root, env=env).stdout
+    folder = root / project.make_dir
+    commands = workbench.run("cuda-make-dry-run", [make, "-n", "-B", *args], cwd=folder, env=env).stdout
     assert "nvcc" in commands, "the original project does not build with nvcc"
-    workbench.run("cuda-make", [make, _jobs(), *args], cwd=root, env=env, timeout=BUILD_TIMEOUT)
+    workbench.run("cuda-make", [make, _jobs(), *args], cwd=folder, env=env, timeout=BUILD_TIMEOUT)
     _run_programs(workbench, root, project.executables, env)
 
 
@@ -281,10 +300,11 @@ def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Pat
     env = workbench.rocm_env  # HIP_PLATFORM=amd: nvcc is on PATH
     env["PATH"] = os.pathsep.join([str(trap_dir), env.get("PATH", "")])
     args: list[str] = []  # no ROCM_PATH: the migrated Makefile finds Debian's ROCm (hipcc in /usr/bin) itself
-    commands = workbench.run("rocm-make-dry-run", [make, "-n", "-B", *args], cwd=root, env=env).stdout
+    folder = root / project.make_dir
+    commands = workbench.run("rocm-make-dry-run", [make, "-n", "-B", *args], cwd=folder, env=env).stdout
     nvcc_lines = [line for line in commands.splitlines() if "nvcc" in line]
     assert not nvcc_lines, "the migrated build still calls nvcc:\n" + "\n".join(nvcc_lines)
-    workbench.run("rocm-make", [make, _jobs(), *args], cwd=root, env=env, timeout=BUILD_TIMEOUT)
+    workbench.run("rocm-make", [make, _jobs(), *args], cwd=folder, env=env, timeout=BUILD_TIMEOUT)
     assert not record.exists(), f"nvcc ran during the migrated build:\n{record.read_text()}"
     _assert_offload_arch(root, project.with_device_code)
     _run_programs(workbench, root, project.executables, workbench.rocm_env)
