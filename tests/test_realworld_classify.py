@@ -34,3 +34,8 @@ def test_a_missing_rocm_package_at_configure() -> None:
     cmake = 'Could not find a package configuration file provided by "hipblas" with any of\n  hipblasConfig.cmake'
     assert classify(cmake, CONFIGURE_RULES).cause == "rocm-library"
     assert classify("Could NOT find HIPCUB (missing: X)", CONFIGURE_RULES).cause == "rocm-library"
+
+
+def test_rocrand_header_in_c_is_rocms() -> None:
+    output = "/usr/include/rocrand/rocrand.h:59:9: error: unknown type name ‘__half’"
+    assert _cause(output, converted=False) == "rocm-library"

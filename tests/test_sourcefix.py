@@ -62,6 +62,11 @@ def test_hiprtc_is_included_where_rocm_installs_it() -> None:
     assert port_source("#include <hiprtc.h>\n") == ("#include <hip/hiprtc.h>\n", {"headers": 1})
 
 
+def test_nccl_header_is_rccls() -> None:
+    """RCCL keeps NCCL's API under its own header; hipify-perl leaves <nccl.h> (nccl-tests' common.h)."""
+    assert port_source('#include "nccl.h"\n') == ('#include "rccl/rccl.h"\n', {"headers": 1})
+
+
 def test_headers_hipify_leaves_become_hips() -> None:
     """cuda-samples' vectorAddDrv.cpp: `#include <builtin_types.h>` is left by hipify-perl and not in ROCm."""
     text = '#include <hip/hip_runtime.h>\n#include <builtin_types.h>\n#  include "texture_types.h"\n' \

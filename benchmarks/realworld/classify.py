@@ -35,7 +35,7 @@ _CUDA_HEADER = (
     r"curand\w*|cusparse\w*|cublas\w*|cufft\w*|cusolver\w*|nvrtc|nvToolsExt|device_launch_parameters|"
     r"vector_types|vector_functions|driver_types|builtin_types|helper_cuda|helper_math|cooperative_groups|"
     r"nccl|cudnn|math_constants|sm_\d+_intrinsics|texture_fetch_functions|device_functions|"
-    r"mma|cuda/\S+|thrust/\S+|cub/\S+)(?:\.h|\.hpp|\.cuh)?"
+    r"mma|cuda/\S+|thrust/\S+|cub/\S+|nvtx3/\S+)(?:\.h|\.hpp|\.cuh)?"
 )
 
 #: A CUDA API name as the compiler quotes it: ``cudaMalloc``, ``cuMemAlloc``, ``CUdevice``, ``CU_CTX_...``,
@@ -102,6 +102,8 @@ COMPILE_RULES = (
     _rule("source", "CUDA name left in a converted file",
           rf"'{_CUDA_NAME}'|'__(?:shfl\w*_sync|any_sync|all_sync|"
           r"ballot_sync|syncwarp|match_\w+_sync|activemask|reduce_\w+_sync)'"),
+    _rule("rocm-library", "ROCm 5.2's rocRAND header does not compile as C (a C file includes hipRAND's)",
+          r"rocrand/rocrand\.h:\d+:\d+: error: unknown type name ['‘]__half"),
     _rule("source", "code the HIP compiler refuses",
           r"error: (?:use of undeclared identifier|unknown type name|no matching function|no member named|"
           r"call to .* is ambiguous|no matching constructor|cannot initialize|invalid operands|"

@@ -27,6 +27,7 @@ class CudaSources:
     description = ".cu sources of a target get LANGUAGE HIP (CMake would compile them as C++ or skip them)"
 
     def run(self, ctx: Context) -> None:
+        listed: set[str] = set()  # targets whose .cu sources are marked from their list, once each
         for command in ctx.commands():
             name = command.identifier
             targets = name in TARGET_COMMANDS or name == "target_sources"
@@ -64,9 +65,10 @@ class CudaSources:
                            f"{', '.join(marked)}: compiled as HIP", fixable=True, replacement=line)
             if unknown and target is not None and (_gpu_file(ctx, command) or _globs_cu(ctx, sources)):
                 line = CU_SOURCES_OF.format(target=target.value)
-                if ctx.text_holds(line.splitlines()[0]):
-                    continue  # ported before
-                ctx.edits.insert_after(command, line)
+                if ctx.text_holds(line.splitlines()[0]) or target.value in listed:
+                    continue  # ported before, or marked after the target's last sources
+                listed.add(target.value)
+                ctx.edits.insert_after(_last_sources_of(ctx, command, target.value), line)
                 ctx.report(command.start, "cmake-cu-language", Severity.INFO,
                            f"the .cu sources of {target.value} that variables set elsewhere hold: compiled as HIP",
                            fixable=True, replacement=line.splitlines()[0])
@@ -79,6 +81,34 @@ list(FILTER hip_cu_sources INCLUDE REGEX "\\\\.cu$")
 if(hip_cu_sources)
   set_source_files_properties(${{hip_cu_sources}} PROPERTIES LANGUAGE HIP)
 endif()"""
+
+
+def _last_sources_of(ctx: Context, command: Command, target: str) -> Command:
+    """Where ``target`` has all the sources the file gives it in the block ``command`` stands in: after
+    ``command``, after a later target_sources(), or after the end of a branch that holds one."""
+    last, depth, in_branch = command, 0, False
+    for later in ctx.commands():
+        if later.start <= command.start:
+            continue
+        name = later.identifier
+        if name in _BLOCK_OPENERS:
+            depth += 1
+        elif name in _BLOCK_CLOSERS:
+            depth -= 1
+            if depth < 0:
+                break  # the end of command's own block
+            if depth == 0 and in_branch:
+                last, in_branch = later, False
+        elif name == "target_sources" and later.arguments()[:1] and later.arguments()[0].value == target:
+            if depth == 0:
+                last = later
+            else:
+                in_branch = True
+    return last
+
+
+_BLOCK_OPENERS = frozenset({"if", "foreach", "while", "function", "macro", "block"})
+_BLOCK_CLOSERS = frozenset({"endif", "endforeach", "endwhile", "endfunction", "endmacro", "endblock"})
 
 
 def _unknown_variable(ctx: Context, value: str) -> bool:

@@ -636,6 +636,7 @@ HEADER_RENAMES: Mapping[str, str] = MappingProxyType({
                      "device_launch_parameters.h"), "hip/hip_runtime.h"),
     "vector_functions.h": "hip/hip_vector_types.h",  # make_float3 and friends
     "hiprtc.h": "hip/hiprtc.h",
+    "nccl.h": "rccl/rccl.h",  # RCCL keeps NCCL's API; its header is rccl/rccl.h (hipify-perl 6.0.2 has no mapping)
 })
 
 # HIP functions a hipified C file calls with fewer arguments than their C declaration takes, where C++ has a
