@@ -46,9 +46,10 @@ preprocessor lines change, never comments or strings.
   clang reads ``<<<`` and ``>>>`` only as written together. The spaces inside
   each go.
 * ``struct_typedef``: CUDA declares ``struct cudaGraphicsResource``; hipify writes
-  ``struct hipGraphicsResource``, but HIP's name is a typedef of another struct
-  (:data:`~buildport.rules.source_rules.TYPEDEF_NOT_TAG`), which C++ refuses after
-  ``struct``: the keyword goes.
+  ``struct hipGraphicsResource``, but HIP's name is a typedef of a struct of another
+  tag (:data:`~buildport.rules.source_rules.TYPEDEF_NOT_TAG`), which C++ refuses after
+  ``struct``: that tag is written instead (a header that includes no HIP header keeps
+  its opaque pointer, in C too).
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -63,6 +64,7 @@ from buildport.rules.source_rules import (
     CUDA_HEADER_MACROS,
     FULL_LANE_MASK,
     HEADER_RENAMES,
+    KERNEL_POINTER_ARGUMENTS,
     TYPEDEF_NOT_TAG,
     UNSYNCED_WARP_FUNCTIONS,
     WARP_SYNC_SINCE,
@@ -79,12 +81,14 @@ FIXES: dict[str, str] = {
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
     "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`)",
-    "struct_typedef": "`struct` dropped before HIP names that are typedefs (`struct hipGraphicsResource`)",
+    "struct_typedef": "the struct tag of HIP names that are typedefs (`struct _hipGraphicsResource`)",
     "launch_spacing": "kernel launches written `k << <g, b >> >(...)` closed up to `<<<` and `>>>` (clang needs them)",
+    "kernel_pointer": "kernels given to `hipFuncSetCacheConfig` and friends cast to `const void*` (HIP has no "
+                      "template overload)",
 }
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
-_EDITS_PER_FIX = {"launch_spacing": 2}
+_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
@@ -103,6 +107,8 @@ def port_source(text: str, path: str = "", hip_version: tuple[int, int] | None =
         wanted.append(("runtime_include", _runtime_include))
     if path.endswith(".c") and any(name in text for name in C_DEFAULT_ARGUMENTS):
         wanted.append(("c_defaults", _c_defaults))
+    if not path.endswith(".c") and any(name in text for name in KERNEL_POINTER_ARGUMENTS):
+        wanted.append(("kernel_pointer", _kernel_pointers))
     if not wanted:
         return text, {}
     lexed = lex(text)
@@ -174,6 +180,52 @@ def _c_defaults(text: str, lexed: Lexed) -> list[Edit]:
     return edits
 
 
+def _kernel_pointers(text: str, lexed: Lexed) -> list[Edit]:
+    """The kernel argument of each call of :data:`KERNEL_POINTER_ARGUMENTS`, cast to ``const void*`` (unless a
+    cast or a ``void`` pointer is already written there)."""
+    code = lexed.code
+    kinds, texts, starts = code.kinds, code.texts, code.starts
+    edits: list[Edit] = []
+    for i, (kind, word) in enumerate(zip(kinds, texts)):
+        at = KERNEL_POINTER_ARGUMENTS.get(word) if kind == IDENT else None
+        if at is None or i + 1 >= len(texts) or texts[i + 1] != "(":
+            continue
+        arguments = _call_arguments(kinds, texts, i + 1)
+        if arguments is None or len(arguments) <= at:
+            continue
+        first = arguments[at][0]
+        end = _template_argument_end(kinds, texts, first)
+        if any(t in _CAST_WORDS for t in texts[first:end]) or texts[first] == "(":
+            continue
+        edits.append((starts[first], starts[first], "reinterpret_cast<const void*>("))
+        edits.append((starts[end - 1] + len(texts[end - 1]), starts[end - 1] + len(texts[end - 1]), ")"))
+    return edits
+
+
+def _template_argument_end(kinds: list[str], texts: list[str], first: int) -> int:
+    """The token after the call argument that starts at token ``first``, reading ``<`` after a name as a template
+    argument list (``kernel<true, 4>``: one argument)."""
+    depth = angles = 0
+    for j in range(first, len(texts)):
+        word = texts[j]
+        if kinds[j] == PUNCT and word in "([{":
+            depth += 1
+        elif kinds[j] == PUNCT and word in ")]}":
+            if depth == 0:
+                return j
+            depth -= 1
+        elif word == "<" and j > first and kinds[j - 1] == IDENT:
+            angles += 1
+        elif word in (">", ">>") and angles:
+            angles = max(0, angles - len(word))
+        elif word == "," and depth == 0 and angles == 0:
+            return j
+    return len(texts)
+
+
+_CAST_WORDS = frozenset({"void", "reinterpret_cast", "static_cast", "const_cast"})
+
+
 def _call_arguments(kinds: list[str], texts: list[str], open_at: int) -> list[tuple[int, int]] | None:
     """The token ranges of the arguments of the call whose ``(`` is token ``open_at``; None if it never closes."""
     depth, start, out = 0, open_at + 1, []
@@ -237,16 +289,12 @@ def _launch_spacing(text: str, lexed: Lexed) -> list[Edit]:
 
 
 def _struct_typedefs(text: str, lexed: Lexed) -> list[Edit]:
-    """``struct`` (with the blanks after it) before each name of :data:`TYPEDEF_NOT_TAG`; a forward declaration
-    of one (``struct hipGraphicsResource;``, which conflicts with HIP's typedef) goes whole."""
+    """Each name of :data:`TYPEDEF_NOT_TAG` after ``struct``: the tag HIP's typedef names."""
     code = lexed.code
     kinds, texts, starts = code.kinds, code.texts, code.starts
-    edits: list[Edit] = []
-    for i in range(len(texts) - 1):
-        if texts[i] == "struct" and kinds[i + 1] == IDENT and texts[i + 1] in TYPEDEF_NOT_TAG:
-            forward = i + 2 < len(texts) and texts[i + 2] == ";"
-            edits.append((starts[i], starts[i + 2] + 1 if forward else starts[i + 1], ""))
-    return edits
+    return [(starts[i + 1], starts[i + 1] + len(texts[i + 1]), TYPEDEF_NOT_TAG[texts[i + 1]])
+            for i in range(len(texts) - 1)
+            if texts[i] == "struct" and kinds[i + 1] == IDENT and texts[i + 1] in TYPEDEF_NOT_TAG]
 
 
 def _registers(text: str, lexed: Lexed) -> list[Edit]:
@@ -283,4 +331,4 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "struct_typedef": (_struct_typedefs, lambda text: any(name in text for name in TYPEDEF_NOT_TAG)),
     "launch_spacing": (_launch_spacing, lambda text: "<< <" in text or "<<\t<" in text),
 }
-assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync"} == set(FIXES)
+assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer"} == set(FIXES)

@@ -169,11 +169,29 @@ def test_a_launch_written_with_spaces_is_closed_up() -> None:
 def test_struct_before_a_hip_typedef_goes() -> None:
     """CUDA declares struct cudaGraphicsResource; HIP's hipGraphicsResource is a typedef of another struct."""
     text = "struct hipGraphicsResource* resource; /* struct hipGraphicsResource */ struct hipArray* a;\n"
-    assert port_source(text) == ("hipGraphicsResource* resource; /* struct hipGraphicsResource */ struct hipArray* a;\n",
-                                 {"struct_typedef": 1})
+    assert port_source(text) == (
+        "struct _hipGraphicsResource* resource; /* struct hipGraphicsResource */ struct hipArray* a;\n",
+        {"struct_typedef": 1})
 
 
-def test_forward_declaration_of_a_typedef_goes_whole() -> None:
-    """``struct hipGraphicsResource;`` conflicts with HIP's typedef of the same name (clang: an error)."""
+def test_forward_declaration_of_a_typedef_names_its_tag() -> None:
+    """``struct hipGraphicsResource;`` conflicts with HIP's typedef of the same name (clang: an error); a C header
+    that includes no HIP header keeps its opaque pointer (GPUJPEG's gpujpeg_common.h, read by gcc)."""
     text = "struct hipGraphicsResource;\nstruct hipGraphicsResource *r;\n"
-    assert port_source(text) == ("\nhipGraphicsResource *r;\n", {"struct_typedef": 2})
+    assert port_source(text) == ("struct _hipGraphicsResource;\nstruct _hipGraphicsResource *r;\n",
+                                 {"struct_typedef": 2})
+
+
+def test_kernels_given_as_function_pointers_are_cast_for_hip() -> None:
+    """HIP declares hipFuncSetCacheConfig(const void*, ...) only; CUDA adds a template for any kernel (GPUJPEG)."""
+    text = ("hipFuncSetCacheConfig(huffman_kernel<true, 4>, hipFuncCachePreferShared);\n"
+            "hipFuncSetCacheConfig((const void*)k, hipFuncCachePreferL1);\n"
+            "hipFuncGetAttributes(&attributes, scale);\n")
+    assert port_source(text, "a.cu") == (
+        "#include \"hip/hip_runtime.h\"\n"
+        "hipFuncSetCacheConfig(reinterpret_cast<const void*>(huffman_kernel<true, 4>), hipFuncCachePreferShared);\n"
+        "hipFuncSetCacheConfig((const void*)k, hipFuncCachePreferL1);\n"
+        "hipFuncGetAttributes(&attributes, reinterpret_cast<const void*>(scale));\n",
+        {"kernel_pointer": 2, "runtime_include": 1})
+    # C has no template overload to miss, and no reinterpret_cast
+    assert port_source("hipFuncSetCacheConfig(k, hipFuncCachePreferL1);\n", "a.c")[1] == {}

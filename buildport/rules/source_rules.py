@@ -564,8 +564,10 @@ ASYNC_STREAM_ARG: Mapping[str, int] = MappingProxyType({
 
 # HIP names hipify writes for CUDA structs that HIP declares as a typedef of a struct of another tag: after
 # `struct`, C++ refuses them (`typedef 'hipGraphicsResource' cannot be referenced with a struct specifier`;
-# GPUJPEG's `struct cudaGraphicsResource*`). buildport.sourcefix drops the `struct`.
-TYPEDEF_NOT_TAG: frozenset[str] = frozenset({"hipGraphicsResource"})
+# GPUJPEG's `struct cudaGraphicsResource*`) -> the tag HIP's typedef names, which buildport.sourcefix writes
+# after `struct` instead: an opaque pointer to it is valid in C and C++, with or without HIP's headers (ROCm
+# 5.2 and 6.x: `typedef struct _hipGraphicsResource hipGraphicsResource;`).
+TYPEDEF_NOT_TAG: Mapping[str, str] = MappingProxyType({"hipGraphicsResource": "_hipGraphicsResource"})
 
 # The warp *_sync builtins HIP gained in ROCm 6.2 -> the forms without a mask every ROCm has (buildport.sourcefix
 # rewrites them for an older ROCm where the mask names the whole warp; human ports of HeCBench do the same).
@@ -644,6 +646,14 @@ HEADER_RENAMES: Mapping[str, str] = MappingProxyType({
 # name -> (the arguments given, the defaults written after them) (buildport.sourcefix).
 C_DEFAULT_ARGUMENTS: Mapping[str, tuple[int, tuple[str, ...]]] = MappingProxyType({
     "hipHostMalloc": (2, ("hipHostMallocDefault",)),  # cudaMallocHost(void **ptr, size_t size)
+})
+
+# HIP functions that take a kernel as `const void*` only, where CUDA's runtime header adds a template overload
+# for any function pointer (`cudaFuncSetCacheConfig(kernel<T>, ...)` compiles with nvcc): name -> the index of
+# that argument, which buildport.sourcefix casts in C++ files (as human ports write it; HIP 5.2 measured).
+KERNEL_POINTER_ARGUMENTS: Mapping[str, int] = MappingProxyType({
+    "hipFuncSetCacheConfig": 0, "hipFuncSetSharedMemConfig": 0, "hipFuncSetAttribute": 0,
+    "hipFuncGetAttributes": 1,
 })
 
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.

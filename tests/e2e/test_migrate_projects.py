@@ -121,7 +121,8 @@ PROJECTS = {
         build_files=("main/Makefile",),
         # device.c comes from ../device/device.o by an old suffix rule (.c.o:), and its CUDA header
         # device_runtime.h through <...> and -I../device; cc compiles both, and links the HIP runtime by name
-        sources=("device/device.c", "device/device_runtime.h", "device/device_kernels.cu"),
+        # device.h, read by cc and hipcc, keeps an opaque struct cudaGraphicsResource pointer
+        sources=("device/device.c", "device/device_runtime.h", "device/device_kernels.cu", "device/device.h"),
         cuda_make_args=("OTHER_INCLUDES=-I{cuda}/include", "TEST_LDFLAGS=-L{cuda}/lib64"),
         make_dir="main",
     ),
