@@ -360,11 +360,14 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
               help="Keep .cu names (HIP compiles them once the build says so) or rename them to .hip.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1, show_default="all cores",
               help="Parallel hipify runs.")
+@click.option("--no-make-dry-run", "no_make_dry_run", is_flag=True,
+              help="Find the sources by reading the build files only; by default make's dry run (make -n, in a "
+                   "scratch copy: it runs the Makefiles' $(shell ...) calls) is asked too.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every finding that needs a person.")
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
             offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
-            quiet: bool, verbose: bool) -> None:
+            no_make_dry_run: bool, quiet: bool, verbose: bool) -> None:
     """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
     write MIGRATION.md and migration.json (what changed, what a person still has to do).
 
@@ -375,4 +378,4 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
     from buildport.migrate_cli import run_migration
 
     sys.exit(run_migration(directory, out, in_place, force, dry_run, offload_arch, hipify, rename_sources,
-                           jobs, quiet, verbose))
+                           jobs, quiet, verbose, ask_make=not no_make_dry_run))

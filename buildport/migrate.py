@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from buildport.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
 from buildport.hipify import HipifyResult, find_engine, installed_hip_version, run_engine
 from buildport.options import Options
@@ -70,6 +71,11 @@ class Plan:
     engine: str = ""
     #: Sources written under a new name by --rename-sources hip (no longer in ``changes``: written already).
     renamed: list[Change] = field(default_factory=list)
+    #: What make's dry run said of each Makefile (none when it was not asked), the sources only it named
+    #: (added), and the compiled sources only the build files name, where every dry run answered (kept).
+    dry_runs: list[DryRun] = field(default_factory=list)
+    dry_run_added: list[Path] = field(default_factory=list)
+    static_only: list[Path] = field(default_factory=list)
 
     def reported(self) -> list[Change]:
         """Every file the migration changed or renamed, in path order: what the reports list."""
@@ -104,9 +110,11 @@ def copy_tree(source: Path, target: Path) -> None:
 
 
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
-              progress: Callable[[str], None] | None = None, original: Path | None = None) -> Plan:
+              progress: Callable[[str], None] | None = None, original: Path | None = None,
+              ask_make: bool = True) -> Plan:  # fmt: skip
     """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
-    copy of (where the build finds the files outside it that it names)."""
+    copy of (where the build finds the files outside it that it names). ``ask_make``: the Makefiles' dry
+    run says which sources they compile too (:mod:`buildport.dryrun`)."""
     plan = Plan(root)
     if original is not None:
         plan.sources.copied = (root, original)
@@ -129,6 +137,8 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     plan.build_files = [p for p in cmake_files + make_files if not _link_out(p, root, plan)]
     for path in plan.build_files:
         (cmake_sources if is_cmake_file(path.name) else make_sources)(path, root, plan.sources)
+    if ask_make:
+        _ask_make(plan, [p for p in plan.build_files if not is_cmake_file(p.name)])
     add_headers(plan.sources, root)
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")))]
     plan.unreferenced = unreferenced(root, plan.sources, every)
@@ -146,6 +156,28 @@ def _in_copy(outcome: FileOutcome, copy: str) -> FileOutcome:
     result = outcome.result
     moved = Result(copy, source.text, result.text, result.findings, result.packages, regions=result.regions)
     return FileOutcome(copy, source=source, result=moved)
+
+
+def _ask_make(plan: Plan, make_files: list[Path]) -> None:
+    """The sources make's dry run of each Makefile names: those the build files did not show are added,
+    with the include folders the commands give; where every dry run answered, the compiled sources only
+    the build files name are listed (and kept: a configuration the dry run did not take may compile them)."""
+    plan.dry_runs = dry_runs(plan.root, make_files)
+    if not plan.dry_runs:
+        return
+    static = SourceSet()
+    for path in make_files:
+        make_sources(path, plan.root, static)
+    named: set[Path] = set()
+    for run in plan.dry_runs:
+        named |= run.sources
+        plan.sources.include_dirs |= run.include_dirs
+    known = plan.sources.sources
+    added = sorted(p for p in named if p not in known and not p.is_symlink())
+    plan.dry_run_added = added
+    known.update(added)
+    if all(run.ok for run in plan.dry_runs):
+        plan.static_only = sorted(p for p in static.sources if p.suffix in COMPILED_SUFFIXES and p not in named)
 
 
 def _link_out(path: Path, root: Path, plan: Plan) -> bool:
@@ -299,6 +331,13 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
         "skipped": [{"path": p, "why": w} for p, w in plan.skipped],
         "hipify_failures": [{"path": p, "error": e} for p, e in plan.hipify_failures],
         "build_commands": commands,
+        "sources_found_by": {
+            "build_files": True,
+            "make_dry_run": [{"makefile": plan.relative(r.makefile), "answered": r.ok, "why": r.why,
+                              "sources": len(r.sources)} for r in plan.dry_runs],
+            "added_by_dry_run": [plan.relative(p) for p in plan.dry_run_added],
+            "only_in_build_files": [plan.relative(p) for p in plan.static_only],
+        },
     }
     found = "not found" if plan.hip_version is None else ".".join(map(str, plan.hip_version))
     lines = ["# Migration to HIP", "", f"Engine: `{plan.engine}`. AMD targets: `{arch}`{_PROBED if options.probe_targets else ''}. "
@@ -327,11 +366,32 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
                   "the same relative path leads. Migrate a folder that holds them too, or convert them by hand.",
                   ""]
         lines += [f"- `{path}` (named in `{named_in}:{line}`)" for path, named_in, line in outside(plan)]
+    lines += _discovery_lines(plan)
     if plan.skipped or plan.hipify_failures:
         lines += ["", "## Skipped", ""]
         lines += [f"- `{p}`: {w}" for p, w in plan.skipped + plan.hipify_failures]
     lines += ["", "## Build it", "", "```sh", *commands, "```", ""]
     return "\n".join(lines), data
+
+
+def _discovery_lines(plan: Plan) -> list[str]:
+    """How the sources to convert were found: the build files, and make's dry run where it was asked."""
+    if not plan.dry_runs:
+        return []
+    lines = ["", "## How the sources were found", "",
+             "Read from the build files, and asked of make: `make -n -B` (a dry run in a scratch copy, nvcc "
+             "stubbed) lists the commands each Makefile runs, resolved as make resolves them.", ""]
+    for run in plan.dry_runs:
+        said = f"{len(run.sources)} sources compiled" if run.ok else f"no answer ({run.why}): the build files alone"
+        lines.append(f"- `{plan.relative(run.makefile)}`: {said}")
+    if plan.dry_run_added:
+        lines += ["", "Named by the dry run only (the build files did not show them), converted:", ""]
+        lines += [f"- `{plan.relative(p)}`" for p in plan.dry_run_added]
+    if plan.static_only:
+        lines += ["", "Named by the build files but compiled by no dry run (another configuration may), "
+                  "converted:", ""]
+        lines += [f"- `{plan.relative(p)}`" for p in plan.static_only]
+    return lines
 
 
 def outside(plan: Plan) -> list[tuple[str, str, int]]:

@@ -115,6 +115,13 @@ PROJECTS = {
         # headers, a header found through -Iinclude/
         sources=("src/layer_kernels.cu", "src/layer.c", "src/utils.c", "examples/netlite.c", "include/netlite.h"),
     ),
+    "make-computed-sources": Project(
+        kind="make",
+        executables=("solve",),
+        build_files=("Makefile",),
+        # listed by a $(foreach) of wildcards no static reading expands: make's dry run names them
+        sources=("main.cu", "solvers/jacobi/jacobi.cu", "solvers/scale/scale.cu"),
+    ),
     "make-host-runtime": Project(
         kind="make",
         executables=("main/model",),
@@ -179,6 +186,9 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
     scan, stencil = (suite / "scan" / "Makefile").read_text(), (suite / "stencil" / "Makefile").read_text()
     assert "include ../config.mk" in scan and "include ../config.mk" in stencil
     assert "$(wildcard *.cu)" in scan and "SRCS := stencil.cu main.cu" in stencil
+
+    computed = (PROJECTS_DIR / "make-computed-sources" / "Makefile").read_text()
+    assert "$(foreach s,$(SOLVERS),$(wildcard solvers/$(s)/*.cu))" in computed and "jacobi.cu" not in computed
 
     host = PROJECTS_DIR / "make-host-runtime"
     makefile = (host / "main" / "Makefile").read_text()
