@@ -110,6 +110,28 @@ def translate(
     return result
 
 
+#: A make expression that joins words with commas for nvcc: ``$(subst $(space),$(comma),X)``.
+_COMMA_JOINED = re.compile(r"^\$[({]subst\s*\$[({]space[)}],\s*\$[({]comma[)}],(.*)[)}]$")
+
+
+def _host_words(value: str) -> list[str]:
+    """``-Xcompiler``'s comma- or blank-separated options; a comma or blank inside a variable reference or a
+    make function (``$(filter-out -std=%,$(CXXFLAGS))``) separates nothing."""
+    parts, current, depth = [], [], 0
+    for i, char in enumerate(value):
+        if char in "({" and i > 0 and (value[i - 1] == "$" or depth):
+            depth += 1
+        elif char in ")}" and depth:
+            depth -= 1
+        elif depth == 0 and (char == "," or char.isspace()):
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return [part for part in parts if part]
+
+
 def _apply(flag: Flag, value: str | None, word: str, result: Translation, index: int,
            clang: bool = False) -> list[str] | None:
     if flag.action == "map":
@@ -128,7 +150,10 @@ def _apply(flag: Flag, value: str | None, word: str, result: Translation, index:
             return [value]  # escaped quotes around the host options: keep them whole
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
-        return [part for part in re.split(r"[,\s]+", value) if part]
+        joined = _COMMA_JOINED.match(value)
+        if joined is not None:
+            return [joined.group(1)]  # $(subst $(space),$(comma),X): the words of X, which clang takes as they are
+        return _host_words(value)
     if flag.action == "xlinker":
         assert value is not None
         return [f"-Wl,{value}"]
