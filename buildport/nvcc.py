@@ -117,7 +117,9 @@ _COMMA_JOINED = re.compile(r"^\$[({]subst\s*\$[({]space[)}],\s*\$[({]comma[)}],(
 def _host_words(value: str) -> list[str]:
     """``-Xcompiler``'s comma- or blank-separated options; a comma or blank inside a variable reference or a
     make function (``$(filter-out -std=%,$(CXXFLAGS))``) separates nothing."""
-    parts, current, depth = [], [], 0
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for i, char in enumerate(value):
         if char in "({" and i > 0 and (value[i - 1] == "$" or depth):
             depth += 1
