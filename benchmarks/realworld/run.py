@@ -449,7 +449,8 @@ def run_project(project: Project, src: Path, work: Path, *, original: bool, jobs
     out = work / project.name
     out.mkdir(parents=True, exist_ok=True)
     hip = out / "hip"
-    result: dict[str, Any] = {"name": project.name, "build": project.build, "commit": project.commit}
+    result: dict[str, Any] = {"name": project.name, "build": project.build, "commit": project.commit,
+                              "buildport": _head(code)}
     result["migrate"] = migrate(project, src, hip, out / "migrate.log", code)
     if result["migrate"]["rc"] == 0:
         result["hip"] = _as_json(build(project, hip, out, "hip", jobs, _converted_files(hip)))
@@ -461,6 +462,13 @@ def run_project(project: Project, src: Path, work: Path, *, original: bool, jobs
     if original:
         run_original(project, src, work, jobs=jobs)
     return result
+
+
+def _head(checkout: Path) -> str:
+    """The commit of the buildport checkout that runs (its short name)."""
+    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    return done.stdout.strip() or "unknown"
 
 
 def run_original(project: Project, src: Path, work: Path, *, jobs: int, count_only: bool = False) -> dict[str, Any]:
@@ -493,7 +501,7 @@ def _short(text: str, limit: int = 110) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def table(work: Path, projects: list[Project]) -> str:
+def table(work: Path, projects: list[Project]) -> tuple[str, Counter[str]]:
     rows, totals = [], Counter()
     blocker_rows = []
     for project in projects:
@@ -544,8 +552,10 @@ def table(work: Path, projects: list[Project]) -> str:
 
 def write_results(work: Path, projects: list[Project]) -> None:
     body, totals = table(work, projects)
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()  # fmt: skip
+    # the buildport commits the results were made with (one, when the run is whole)
+    made_with = sorted({json.loads(p.read_text()).get("buildport", "unknown")
+                        for project in projects if (p := work / project.name / "result.json").is_file()})
+    commit = ", ".join(made_with) or _head(REPO)
     today = dt.date.today().isoformat()
     entry = {"date": today, "commit": commit, **totals}
     trend = [json.loads(line) for line in TREND.read_text().splitlines()] if TREND.is_file() else []
