@@ -29,7 +29,7 @@ from buildport.runner import (
 from buildport.sourcescan import scan_source
 from buildport.sourcefix import FIXES, port_source
 from buildport.sources import (
-    SourceSet, add_headers, cmake_sources, inside, make_sources, unreferenced,
+    SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
 )
 from buildport.textio import InputError, SourceText, read_source, write_atomic
 
@@ -210,7 +210,14 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
+        kept = 0
+        if converted:
+            text, kept = _own_headers_kept(plan, path, source.text, text)
+            if text == source.text:  # the engine's only change was to an include of the project's own header
+                converted, kept = False, 0
         text, fixes = port_source(text, str(path), plan.hip_version)  # what hipify leaves: register, _sync...
+        if kept:
+            fixes = {"own_headers": kept, **fixes}
         if converted or fixes:
             plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
         plan.findings.extend(
@@ -220,6 +227,28 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
 
 
 _RUNTIME_INCLUDE = '#include "hip/hip_runtime.h"'
+_INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)')
+
+
+def _own_headers_kept(plan: Plan, path: Path, original: str, text: str) -> tuple[str, int]:
+    """``text`` (what the engine made of ``original``) with each include of a project header that the engine
+    renamed as if it were CUDA's (darknet's own ``"cuda.h"`` → ``"hip/hip_runtime.h"``) put back; and how
+    many. Lines are matched one to one (the engine's added runtime include aside); otherwise nothing is."""
+    before = original.splitlines(keepends=True)
+    after = text.splitlines(keepends=True)
+    shift = int(text.startswith(_RUNTIME_INCLUDE) and not original.startswith(_RUNTIME_INCLUDE))
+    if len(after) != len(before) + shift:
+        return text, 0
+    kept = 0
+    for i, line in enumerate(before):
+        m = _INCLUDE_LINE.match(line)
+        if m is None or after[i + shift] == line or _INCLUDE_LINE.match(after[i + shift]) is None:
+            continue
+        name, quoted = (m.group(1), True) if m.group(1) is not None else (m.group(2), False)
+        if project_header(plan.sources, plan.root, path, name, quoted) is not None:
+            after[i + shift] = line
+            kept += 1
+    return ("".join(after), kept) if kept else (text, 0)
 
 
 def _unsupported(result: HipifyResult, original: str, text: str, relative: str, engine: str) -> list[Finding]:

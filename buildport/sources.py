@@ -359,6 +359,17 @@ def add_headers(found: SourceSet, root: Path) -> None:
                     break
 
 
+def project_header(found: SourceSet, root: Path, source: Path, name: str, quoted: bool) -> Path | None:
+    """The project's own file ``#include "name"`` (``quoted``) or ``<name>`` of ``source`` reads, found as
+    :func:`add_headers` finds it; None when the compiler would look outside the project (the SDK's)."""
+    folders = [source.parent, *sorted(found.include_dirs)] if quoted else sorted(found.include_dirs)
+    for folder in folders:
+        candidate = folder / name
+        if inside(candidate, root) and candidate.is_file():
+            return candidate
+    return None
+
+
 def unreferenced(root: Path, found: SourceSet, files: list[Path]) -> list[Path]:
     """CUDA sources in the tree that nothing in the build references."""
     used = found.all

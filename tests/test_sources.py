@@ -104,3 +104,16 @@ def test_make_objects_built_by_suffix_and_built_in_rules_bring_their_headers(tmp
     add_headers(found, tmp_path)
     assert {str(p.relative_to(tmp_path.resolve())) for p in found.all} == {
         "dev/fe.c", "dev/kern.cu", "main/host.cpp", "dev/fe_device.h"}
+
+
+def test_a_project_header_named_like_cudas_is_kept_where_the_engine_renamed_it(tmp_path: Path) -> None:
+    """darknet's own src/cuda.h: hipify renames every "cuda.h" to "hip/hip_runtime.h"; an include that finds the
+    project's file is put back, one of the SDK's (<cuda.h> with no such file in the include folders) is not."""
+    from buildport.migrate import Plan, _own_headers_kept
+
+    _tree(tmp_path, {"src/cuda.h": "#define OWN 1\n", "src/a.c": ""})
+    plan = Plan(tmp_path)
+    original = '#include "cuda.h"\n#include <cuda.h>\nint x;\n'
+    engine = '#include "hip/hip_runtime.h"\n#include "hip/hip_runtime.h"\n#include <hip/hip_runtime.h>\nint x;\n'
+    assert _own_headers_kept(plan, tmp_path / "src" / "a.c", original, engine) == (
+        '#include "hip/hip_runtime.h"\n#include "cuda.h"\n#include <hip/hip_runtime.h>\nint x;\n', 1)

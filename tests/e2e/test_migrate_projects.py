@@ -113,6 +113,7 @@ PROJECTS = {
         build_files=("Makefile",),
         # found through VPATH (src/, examples/) from objects named $(OBJDIR)x.o; C files gcc compiles with CUDA's
         # headers, a header found through -Iinclude/
+        # src/cuda.h is the project's own header: utils.c's #include "cuda.h" stays (hipify renames it)
         sources=("src/layer_kernels.cu", "src/layer.c", "src/utils.c", "examples/netlite.c", "include/netlite.h"),
     ),
     "make-computed-sources": Project(
