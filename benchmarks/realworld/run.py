@@ -286,6 +286,7 @@ def collect(side: str, log: Path, compile_db: Path | None, converted: set[Path],
     """Units and links from the compiler runs recorded in ``log`` (and CMake's compile database)."""
     result = BuildResult(side)
     seen: dict[tuple[str, str], Unit] = {}
+    made_by: dict[str, Unit] = {}  # an object → the unit that compiles it
     for record in _records(log):
         argv = record["argv"]
         if "CMakeScratch" in record["cwd"] or "CMakeTmp" in record["cwd"] or not _is_compile(argv):
@@ -298,17 +299,34 @@ def collect(side: str, log: Path, compile_db: Path | None, converted: set[Path],
             result.links_ok += record["rc"] == 0
             if record["rc"]:
                 target = _output(argv) or "?"
+                cause = _missing_object(record, made_by) or cause
                 result.link_failures.append(Unit(target, False, record["program"], cause.cause, cause.reason, message))
             continue
         for source in sources:
             key = (str((Path(record["cwd"]) / source).resolve()), _output(argv) or "")
             seen[key] = Unit(_relative(key[0], root), record["rc"] == 0, record["program"], cause.cause,
                              cause.reason, message)  # fmt: skip
+            if key[1]:
+                made_by[str((Path(record["cwd"]) / key[1]).resolve())] = seen[key]
     result.units = list(seen.values())
     result.total = len(result.units)
     if compile_db is not None and compile_db.is_file():
         result.total = max(result.total, len(json.loads(compile_db.read_text())))
     return result
+
+
+_NO_SUCH_OBJECT = re.compile(r"no such file or directory: '([^']+\.o)'|cannot find ([^\s:]+\.o)\b")
+
+
+def _missing_object(record: dict[str, Any], made_by: dict[str, Unit]) -> Cause | None:
+    """A link that failed for an object a failed compile did not make: that compile's cause."""
+    m = _NO_SUCH_OBJECT.search(record.get("output", ""))
+    if m is None:
+        return None
+    unit = made_by.get(str((Path(record["cwd"]) / (m.group(1) or m.group(2))).resolve()))
+    if unit is None or unit.ok:
+        return None
+    return Cause(unit.cause, f"an object whose compile failed ({unit.reason})")
 
 
 def _relative(path: str, root: Path) -> str:
