@@ -352,7 +352,8 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @click.option("--out", "out", default=None, metavar="DIR2", help="Migrate a copy in DIR2; DIRECTORY stays as it is.")
 @click.option("--in-place", "-i", is_flag=True, help="Migrate DIRECTORY itself (refused on a dirty git tree).")
 @click.option("--force", is_flag=True, help="With --in-place: go ahead on a dirty git work tree.")
-@click.option("--dry-run", is_flag=True, help="Print the plan and the diff; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the diff; write nothing (make's own dry run "
+              "still runs, in a scratch copy: see --no-make-dry-run).")
 @click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
               help=_ARCH_HELP)
 @click.option("--hipify", "hipify", default=None, metavar="PATH", help="The hipify engine to run.")

@@ -11,9 +11,11 @@ which way each was found.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -40,7 +42,7 @@ exit 0
 """
 
 _DIRECTORY = re.compile(r"^\S*make(?:\[\d+\])?: (Entering|Leaving) directory ['`\"](.*)['\"]$")
-_CD = re.compile(r"^\s*cd\s+(\S+)\s*(?:&&|;)")
+_CD = re.compile(r"^\s*\(?\s*cd\s+(\S+)\s*(?:&&|;)")
 
 
 @dataclass
@@ -71,13 +73,19 @@ def dry_runs(root: Path, makefiles: list[Path]) -> list[DryRun]:
     out: list[DryRun] = []
     with tempfile.TemporaryDirectory(prefix="buildport-dry-run-") as scratch:
         copy = Path(scratch) / "tree"
-        _copy(root, copy)
+        try:
+            _copy(root, copy)
+        except (shutil.Error, OSError) as exc:
+            why = f"the project could not be copied for it ({str(exc)[:160]})"
+            return [DryRun(m, False, why) for m in chosen]
         stub = Path(scratch) / "bin"
         stub.mkdir()
         (stub / "nvcc").write_text(_STUB_NVCC)
         (stub / "nvcc").chmod(0o755)
         env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE") and k != "MFLAGS"}
         env["PATH"] = os.pathsep.join([str(stub), env.get("PATH", "")])
+        env["LC_ALL"] = "C"  # make's "Entering directory" lines, untranslated
+        env.pop("LANGUAGE", None)
         left = float(BUDGET)
         for makefile in chosen:
             relative = makefile.resolve().relative_to(root.resolve())
@@ -101,16 +109,21 @@ def _dry_run(make: str, makefile: Path, env: dict[str, str], timeout: float) -> 
 
     started = time.monotonic()
     command = [make, "-n", "-B", "-k", "-w", "-f", makefile.name, "-C", str(makefile.parent)]
+    # its own process group: what a $(shell ...) started goes too when the time is up
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               text=True, errors="replace", env=env, start_new_session=True)  # fmt: skip
     try:
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace", env=env,
-                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+        stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
         return _Timed(DryRun(makefile, False, f"make -n took longer than {timeout:.0f} s"), timeout)
     seconds = time.monotonic() - started
-    result = read_commands(done.stdout, makefile.parent)
+    result = read_commands(stdout, makefile.parent)
     result.makefile = makefile
-    if not result.sources and done.returncode != 0:
-        error = next((line for line in done.stderr.splitlines() if "***" in line), done.stderr.strip()[:200])
+    if not result.sources and process.returncode != 0:
+        error = next((line for line in stderr.splitlines() if "***" in line), stderr.strip()[:200])
         return _Timed(DryRun(makefile, False, f"make -n failed: {error}"), seconds)
     return _Timed(result, seconds)
 
@@ -120,7 +133,7 @@ def read_commands(output: str, start: Path) -> DryRun:
     each recursive make runs in; ``cd dir &&`` at a command's start is followed too)."""
     found = DryRun(start, True)
     directories = [start]
-    for line in output.splitlines():
+    for line in output.replace("\\\n", " ").splitlines():  # a command continued over lines, as one
         m = _DIRECTORY.match(line.strip())
         if m is not None:
             if m.group(1) == "Entering":
@@ -137,6 +150,7 @@ def read_commands(output: str, start: Path) -> DryRun:
         except ValueError:
             words = line.split()
         for i, word in enumerate(words):
+            word = word.rstrip(");")  # the end of a subshell or of a command: (cd sub && nvcc -c a.cu)
             if word.startswith("-I") and len(word) > 2:
                 _add_dir(found, here / word[2:])
             elif word == "-I" and i + 1 < len(words):
@@ -171,12 +185,19 @@ def _answered_in(result: DryRun, makefile: Path, copy: Path, root: Path) -> DryR
 def _copy(root: Path, copy: Path) -> None:
     """The project as make sees it: links kept as links, version control and large data files left out."""
 
+    top = root.resolve()
+
     def ignore(folder: str, names: list[str]) -> set[str]:
         skipped = {".git", ".hg", ".svn"} & set(names)
         for name in names:
             path = os.path.join(folder, name)
-            if not os.path.islink(path) and os.path.isfile(path) and os.path.getsize(path) > LARGEST_COPIED:
-                skipped.add(name)
+            if os.path.islink(path):
+                if top not in Path(path).resolve().parents:
+                    skipped.add(name)  # leads out of the project: nothing is written through it
+            elif os.path.isdir(path):
+                continue
+            elif not os.path.isfile(path) or os.path.getsize(path) > LARGEST_COPIED:
+                skipped.add(name)  # a pipe, a socket, a device; or data, not sources
         return skipped
 
     shutil.copytree(root, copy, symlinks=True, ignore=ignore)

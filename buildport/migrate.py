@@ -210,14 +210,13 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
-        kept = 0
-        if converted:
-            text, kept = _own_headers_kept(plan, path, source.text, text)
-            if text == source.text:  # the engine's only change was to an include of the project's own header
-                converted, kept = False, 0
+        engine_text = text
         text, fixes = port_source(text, str(path), plan.hip_version)  # what hipify leaves: register, _sync...
+        text, kept = _own_headers_kept(plan, path, source.text, text)
         if kept:
-            fixes = {"own_headers": kept, **fixes}
+            fixes = _recounted(fixes, kept, source.text, engine_text)
+            if text == source.text:  # the only change was to includes of the project's own headers
+                converted, fixes = False, {}
         if converted or fixes:
             plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
         plan.findings.extend(
@@ -230,25 +229,49 @@ _RUNTIME_INCLUDE = '#include "hip/hip_runtime.h"'
 _INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)')
 
 
-def _own_headers_kept(plan: Plan, path: Path, original: str, text: str) -> tuple[str, int]:
-    """``text`` (what the engine made of ``original``) with each include of a project header that the engine
-    renamed as if it were CUDA's (darknet's own ``"cuda.h"`` → ``"hip/hip_runtime.h"``) put back; and how
-    many. Lines are matched one to one (the engine's added runtime include aside); otherwise nothing is."""
+def _own_headers_kept(plan: Plan, path: Path, original: str, text: str) -> tuple[str, list[int]]:
+    """``text`` (what the conversion made of ``original``) with each include of a project header renamed to
+    one of HIP's own headers as if it were CUDA's (darknet's ``"cuda.h"`` → ``"hip/hip_runtime.h"``) put back;
+    and the lines put back (of ``original``). A rename to a library's header stays (a vendored CUB's
+    ``<cub/cub.cuh>`` → ``<hipcub/hipcub.hpp>``: the code now names hipcub). Lines are matched one to one
+    (the runtime include added on top aside); otherwise nothing is put back."""
     before = original.splitlines(keepends=True)
     after = text.splitlines(keepends=True)
-    shift = int(text.startswith(_RUNTIME_INCLUDE) and not original.startswith(_RUNTIME_INCLUDE))
+    shift = _added_on_top(original, text)
     if len(after) != len(before) + shift:
-        return text, 0
-    kept = 0
+        return text, []
+    kept: list[int] = []
     for i, line in enumerate(before):
         m = _INCLUDE_LINE.match(line)
-        if m is None or after[i + shift] == line or _INCLUDE_LINE.match(after[i + shift]) is None:
+        if m is None or after[i + shift] == line:
+            continue
+        new = _INCLUDE_LINE.match(after[i + shift])
+        if new is None or not (new.group(1) or new.group(2) or "").startswith("hip/"):
             continue
         name, quoted = (m.group(1), True) if m.group(1) is not None else (m.group(2), False)
         if project_header(plan.sources, plan.root, path, name, quoted) is not None:
             after[i + shift] = line
-            kept += 1
-    return ("".join(after), kept) if kept else (text, 0)
+            kept.append(i)
+    return ("".join(after), kept) if kept else (text, [])
+
+
+def _added_on_top(original: str, text: str) -> int:
+    return int(text.startswith(_RUNTIME_INCLUDE) and not original.startswith(_RUNTIME_INCLUDE))
+
+
+def _recounted(fixes: dict[str, int], kept: list[int], original: str, engine_text: str) -> dict[str, int]:
+    """The fixes' counts once the includes ``kept`` are put back: those the engine left and the ``headers`` fix
+    renamed are that fix's no more."""
+    before = original.splitlines(keepends=True)
+    engine = engine_text.splitlines(keepends=True)
+    shift = _added_on_top(original, engine_text)
+    by_fix = sum(1 for i in kept if i + shift < len(engine) and engine[i + shift] == before[i])
+    out = dict(fixes)
+    if by_fix and "headers" in out:
+        out["headers"] -= by_fix
+        if out["headers"] <= 0:
+            del out["headers"]
+    return {"own_headers": len(kept), **out}
 
 
 def _unsupported(result: HipifyResult, original: str, text: str, relative: str, engine: str) -> list[Finding]:

@@ -110,8 +110,24 @@ def translate(
     return result
 
 
-#: A make expression that joins words with commas for nvcc: ``$(subst $(space),$(comma),X)``.
-_COMMA_JOINED = re.compile(r"^\$[({]subst\s*\$[({]space[)}],\s*\$[({]comma[)}],(.*)[)}]$")
+#: The head of a make expression that joins words with commas for nvcc: ``$(subst $(space),$(comma),X)``.
+_COMMA_JOINED = re.compile(r"^\$([({])subst\s+\$[({](?i:space)[)}],\s*\$[({](?i:comma)[)}],")
+
+
+def _comma_joined(word: str) -> str | None:
+    """X, where ``word`` is exactly ``$(subst $(space),$(comma),X)``."""
+    m = _COMMA_JOINED.match(word)
+    if m is None:
+        return None
+    depth = 0
+    for i, char in enumerate(word):
+        if char in "({":
+            depth += 1
+        elif char in ")}":
+            depth -= 1
+            if depth == 0:
+                return word[m.end() : i] if i == len(word) - 1 else None
+    return None
 
 
 def _host_words(value: str) -> list[str]:
@@ -152,10 +168,8 @@ def _apply(flag: Flag, value: str | None, word: str, result: Translation, index:
             return [value]  # escaped quotes around the host options: keep them whole
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
-        joined = _COMMA_JOINED.match(value)
-        if joined is not None:
-            return [joined.group(1)]  # $(subst $(space),$(comma),X): the words of X, which clang takes as they are
-        return _host_words(value)
+        # $(subst $(space),$(comma),X): the words of X, which clang takes as they are
+        return [_comma_joined(part) or part for part in _host_words(value)]
     if flag.action == "xlinker":
         assert value is not None
         return [f"-Wl,{value}"]

@@ -196,8 +196,9 @@ def _kernel_pointers(text: str, lexed: Lexed) -> list[Edit]:
             continue
         first = arguments[at][0]
         end = _template_argument_end(kinds, texts, first)
-        if any(t in _CAST_WORDS for t in texts[first:end]) or texts[first] == "(":
-            continue
+        if end > arguments[-1][1] or any(t in _CAST_WORDS or t == "?" for t in texts[first:end]) \
+                or texts[first] == "(" or "#" in text[starts[i + 1] : starts[arguments[-1][1]]]:
+            continue  # a cast already, a choice of kernels, a directive among the tokens: left to a person
         edits.append((starts[first], starts[first], "reinterpret_cast<const void*>("))
         edits.append((starts[end - 1] + len(texts[end - 1]), starts[end - 1] + len(texts[end - 1]), ")"))
     return edits
@@ -215,9 +216,9 @@ def _template_argument_end(kinds: list[str], texts: list[str], first: int) -> in
             if depth == 0:
                 return j
             depth -= 1
-        elif word == "<" and j > first and kinds[j - 1] == IDENT:
+        elif depth == 0 and word == "<" and j > first and kinds[j - 1] == IDENT:
             angles += 1
-        elif word in (">", ">>") and angles:
+        elif depth == 0 and word in (">", ">>") and angles:
             angles = max(0, angles - len(word))
         elif word == "," and depth == 0 and angles == 0:
             return j

@@ -59,3 +59,24 @@ def test_recursive_makes_and_cd_are_followed(tmp_path: Path) -> None:
     found = read_commands(output, tmp_path)
     assert {str(p.relative_to(tmp_path.resolve())) for p in found.sources} == {"lib/a.cu", "app/b.cpp", "tools/c.c"}
     assert found.include_dirs == {(tmp_path / "lib").resolve()}
+
+
+def test_continued_commands_and_subshells_are_read_in_their_folder(tmp_path: Path) -> None:
+    _tree(tmp_path, {"sub/a.cu": "", "a.cu": "", "other/b.cu": ""})
+    output = "cd sub && \\\n\tnvcc -c a.cu\n(cd other && nvcc -c b.cu)\n"
+    found = read_commands(output, tmp_path)
+    assert {str(p.relative_to(tmp_path.resolve())) for p in found.sources} == {"sub/a.cu", "other/b.cu"}
+
+
+@needs_make
+def test_special_files_and_links_out_of_the_project_are_not_copied(tmp_path: Path) -> None:
+    import os
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    project = tmp_path / "project"
+    _tree(project, {"Makefile": "all: k.o\nk.o: k.cu\n\tnvcc -c k.cu -o k.o\n", "k.cu": ""})
+    os.mkfifo(project / "pipe")
+    (project / "build").symlink_to(outside, target_is_directory=True)
+    (run,) = dry_runs(project, [project / "Makefile"])
+    assert run.ok and {p.name for p in run.sources} == {"k.cu"}

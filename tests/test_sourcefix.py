@@ -193,5 +193,12 @@ def test_kernels_given_as_function_pointers_are_cast_for_hip() -> None:
         "hipFuncSetCacheConfig((const void*)k, hipFuncCachePreferL1);\n"
         "hipFuncGetAttributes(&attributes, reinterpret_cast<const void*>(scale));\n",
         {"kernel_pointer": 2, "runtime_include": 1})
+    # a choice of kernels, a directive among the arguments, a shift inside a template argument
+    chosen = "hipFuncSetAttribute(smem < 49152 ? kA : kB, attr, n);\n"
+    assert port_source(chosen, "a.hip") == (chosen, {})
+    split = "hipFuncSetCacheConfig(\n#if A\n  kA,\n#else\n  kB,\n#endif\n  hipFuncCachePreferL1);\n"
+    assert port_source(split, "a.hip") == (split, {})
+    shifted = "hipFuncSetCacheConfig(k<(S>>1), 2>, c);\n"
+    assert port_source(shifted, "a.hip")[0] == "hipFuncSetCacheConfig(reinterpret_cast<const void*>(k<(S>>1), 2>), c);\n"
     # C has no template overload to miss, and no reinterpret_cast
     assert port_source("hipFuncSetCacheConfig(k, hipFuncCachePreferL1);\n", "a.c")[1] == {}

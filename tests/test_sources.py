@@ -116,4 +116,9 @@ def test_a_project_header_named_like_cudas_is_kept_where_the_engine_renamed_it(t
     original = '#include "cuda.h"\n#include <cuda.h>\nint x;\n'
     engine = '#include "hip/hip_runtime.h"\n#include "hip/hip_runtime.h"\n#include <hip/hip_runtime.h>\nint x;\n'
     assert _own_headers_kept(plan, tmp_path / "src" / "a.c", original, engine) == (
-        '#include "hip/hip_runtime.h"\n#include "cuda.h"\n#include <hip/hip_runtime.h>\nint x;\n', 1)
+        '#include "hip/hip_runtime.h"\n#include "cuda.h"\n#include <hip/hip_runtime.h>\nint x;\n', [0])
+    # a vendored library's header renamed to ROCm's library stays renamed: the code names the ROCm library now
+    _tree(tmp_path, {"third_party/cub/cub/cub.cuh": ""})
+    plan.sources.include_dirs.add((tmp_path / "third_party" / "cub").resolve())
+    assert _own_headers_kept(plan, tmp_path / "src" / "a.c", "#include <cub/cub.cuh>\n",
+                             "#include <hipcub/hipcub.hpp>\n") == ("#include <hipcub/hipcub.hpp>\n", [])

@@ -306,8 +306,9 @@ def collect(side: str, log: Path, compile_db: Path | None, converted: set[Path],
             key = (str((Path(record["cwd"]) / source).resolve()), _output(argv) or "")
             seen[key] = Unit(_relative(key[0], root), record["rc"] == 0, record["program"], cause.cause,
                              cause.reason, message)  # fmt: skip
-            if key[1]:
-                made_by[str((Path(record["cwd"]) / key[1]).resolve())] = seen[key]
+            made = key[1] or (Path(source).with_suffix(".o").name if "-c" in argv and len(sources) == 1 else "")
+            if made:  # (cc -c dir/a.c writes a.o in the folder it runs in)
+                made_by[str((Path(record["cwd"]) / made).resolve())] = seen[key]
     result.units = list(seen.values())
     result.total = len(result.units)
     if compile_db is not None and compile_db.is_file():

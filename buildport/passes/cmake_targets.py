@@ -27,7 +27,7 @@ class CudaSources:
     description = ".cu sources of a target get LANGUAGE HIP (CMake would compile them as C++ or skip them)"
 
     def run(self, ctx: Context) -> None:
-        listed: set[str] = set()  # targets whose .cu sources are marked from their list, once each
+        listed: set[int] = set()  # where a target's .cu sources are marked from its list (once each place)
         for command in ctx.commands():
             name = command.identifier
             targets = name in TARGET_COMMANDS or name == "target_sources"
@@ -65,10 +65,11 @@ class CudaSources:
                            f"{', '.join(marked)}: compiled as HIP", fixable=True, replacement=line)
             if unknown and target is not None and (_gpu_file(ctx, command) or _globs_cu(ctx, sources)):
                 line = CU_SOURCES_OF.format(target=target.value)
-                if ctx.text_holds(line.splitlines()[0]) or target.value in listed:
-                    continue  # ported before, or marked after the target's last sources
-                listed.add(target.value)
-                ctx.edits.insert_after(_last_sources_of(ctx, command, target.value), line)
+                place = _last_sources_of(ctx, command, target.value)
+                if ctx.text_holds(line.splitlines()[0]) or place.start in listed:
+                    continue  # ported before, or marked there for an earlier command already
+                listed.add(place.start)
+                ctx.edits.insert_after(place, line)
                 ctx.report(command.start, "cmake-cu-language", Severity.INFO,
                            f"the .cu sources of {target.value} that variables set elsewhere hold: compiled as HIP",
                            fixable=True, replacement=line.splitlines()[0])
@@ -91,6 +92,8 @@ def _last_sources_of(ctx: Context, command: Command, target: str) -> Command:
         if later.start <= command.start:
             continue
         name = later.identifier
+        if name in _BRANCH_ENDS and depth == 0:
+            break  # another branch of command's own if(): it does not run with command
         if name in _BLOCK_OPENERS:
             depth += 1
         elif name in _BLOCK_CLOSERS:
@@ -107,6 +110,7 @@ def _last_sources_of(ctx: Context, command: Command, target: str) -> Command:
     return last
 
 
+_BRANCH_ENDS = frozenset({"else", "elseif"})
 _BLOCK_OPENERS = frozenset({"if", "foreach", "while", "function", "macro", "block"})
 _BLOCK_CLOSERS = frozenset({"endif", "endforeach", "endwhile", "endfunction", "endmacro", "endblock"})
 
@@ -304,13 +308,12 @@ class HostHeaders:
 
     def run(self, ctx: Context) -> None:
         done: set[str] = set()
-        directory_done = ctx.text_holds(_LINK_HOST_HERE)
+        ported = ctx.text_holds(_LINK_HOST_HERE)
         for command in ctx.cuda_commands():
             args = command.arguments()
             if command.identifier == "include_directories" and _cuda_include_scope(args) is not None:
-                if not directory_done:
+                if not ported:  # each such command (branches may hold one each)
                     self._directory(ctx, command)
-                    directory_done = True
                 continue
             if command.identifier != "target_include_directories" or len(args) < 2:
                 continue

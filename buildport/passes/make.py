@@ -181,6 +181,7 @@ _RUNTIME_LINK = re.compile(r"(?<!\S)-l(?:cudart|cudart_static|cuda)(?!\S)")
 _HOST_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|C)$")
 _HOST_SUFFIX_RULE = re.compile(r"^\.(?:c|cc|cpp|cxx|C)\.o$")
 _PLATFORM_DEFINE = "-D__HIP_PLATFORM_AMD__"
+_HOST_HIP_FLAGS = f"{_PLATFORM_DEFINE} -I$(ROCM_PATH)/include"
 
 
 def _host_compiles(ctx: MakeContext) -> None:
@@ -205,10 +206,10 @@ def _host_compiles(ctx: MakeContext) -> None:
                 continue
             program = words[0].lstrip("@-+")
             if HOST_LINKERS.match(program) or REFERENCE.match(program):
-                ctx.replace(Span(spans[0].end, spans[0].end), " " + _PLATFORM_DEFINE)
+                ctx.replace(Span(spans[0].end, spans[0].end), " " + _HOST_HIP_FLAGS)
                 ctx.report(spans[0].start, "make-host-compile", Severity.INFO,
                            "C/C++ compiled by a host compiler in a build whose host code links the CUDA runtime: "
-                           f"{_PLATFORM_DEFINE} for HIP's headers", fixable=True, replacement=_PLATFORM_DEFINE)
+                           f"{_HOST_HIP_FLAGS} for HIP's headers", fixable=True, replacement=_HOST_HIP_FLAGS)
 
 
 def _named_assignments(ctx: MakeContext) -> list[tuple[int, str, Span]]:
@@ -346,6 +347,8 @@ def _command(ctx: MakeContext, span: Span) -> None:
 _DEVICE_LINK = "-fgpu-rdc --hip-link"
 #: nvcc's compile-only flags for relocatable device code, as a word of a command.
 _DEVICE_C = re.compile(r"(?<!\S)(?:-dc|--device-c)(?!\S)")
+#: ROCm's library folder, named by a word (not a folder below it: ``-L$(ROCM_PATH)/lib/stubs``).
+_ROCM_LIB_DIR = re.compile(r"(?:^|\s)-L\$\(ROCM_PATH\)/lib/?(?:\s|$)")
 #: Words after the compiler that make a command something else than a link of objects into a program.
 _NOT_A_LINK = frozenset({"-c", "-dc", "--device-c", "-E", "-S", "-M", "-MM", "-dlink", "--device-link", "-lib", "--lib",
                          "-fgpu-rdc", "--hip-link", "-ptx", "-cubin", "-fatbin"})
@@ -459,8 +462,8 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
                 ctx.report(spans[i].start, "make-nvcc-flag", Severity.INFO,
                            f"{current[i]} → {shown or '(removed)'}", fixable=True, replacement=shown)
     # the library folder once: where another word of the line names it already (-L$(CUDA_PATH)/lib64 ported)
-    if any(w and "-L$(ROCM_PATH)/lib" in w and not w.endswith("-lamdhip64") for w in current) \
-            or "-L$(ROCM_PATH)/lib" in words:
+    if any(w and _ROCM_LIB_DIR.search(w) and not w.endswith("-lamdhip64") for w in current) \
+            or any(_ROCM_LIB_DIR.search(w) for w in words):
         new = [[x.replace("-L$(ROCM_PATH)/lib -lamdhip64", "-lamdhip64") for x in w] if w else w for w in new]
     for span, words_i in zip(spans, new):
         if words_i is not None:
