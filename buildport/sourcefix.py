@@ -57,7 +57,8 @@ preprocessor lines change, never comments or strings.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from typing import TypeVar
 
 from buildport.rules.source_rules import (
     C_DEFAULT_ARGUMENTS,
@@ -92,6 +93,8 @@ FIXES: dict[str, str] = {
 _EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
+
+T = TypeVar("T")
 
 #: An edit: where it starts in the text, where it ends, and what replaces that.
 Edit = tuple[int, int, str]
@@ -166,19 +169,26 @@ def _runtime_include(text: str, lexed: Lexed) -> list[Edit]:
 def _c_defaults(text: str, lexed: Lexed) -> list[Edit]:
     """Each call of :data:`C_DEFAULT_ARGUMENTS` given only its required arguments: the defaults added before its
     closing parenthesis (a name not followed by a call, or given more, is left)."""
-    code = lexed.code
-    kinds, texts, starts = code.kinds, code.texts, code.starts
+    starts = lexed.code.starts
     edits: list[Edit] = []
-    for i, (kind, word) in enumerate(zip(kinds, texts)):
-        known = C_DEFAULT_ARGUMENTS.get(word) if kind == IDENT else None
-        if known is None or i + 1 >= len(texts) or texts[i + 1] != "(":
-            continue
-        required, defaults = known
-        arguments = _call_arguments(kinds, texts, i + 1)
+    for _, (required, defaults), arguments in _calls(lexed, C_DEFAULT_ARGUMENTS):
         if arguments and len(arguments) == required:
             close = arguments[-1][1]  # the token after the last argument: the closing parenthesis
             edits.append((starts[close], starts[close], ", " + ", ".join(defaults)))
     return edits
+
+
+def _calls(lexed: Lexed, names: Mapping[str, T]) -> Iterator[tuple[int, T, list[tuple[int, int]]]]:
+    """Each call of a name of ``names`` in the code: the name's token, its value in ``names``, and the token
+    ranges of its arguments (a name not followed by ``(``, or a call that never closes, is none)."""
+    kinds, texts = lexed.code.kinds, lexed.code.texts
+    for i, (kind, word) in enumerate(zip(kinds, texts)):
+        value = names.get(word) if kind == IDENT else None
+        if value is None or i + 1 >= len(texts) or texts[i + 1] != "(":
+            continue
+        arguments = _call_arguments(kinds, texts, i + 1)
+        if arguments is not None:
+            yield i, value, arguments
 
 
 def _kernel_pointers(text: str, lexed: Lexed) -> list[Edit]:
@@ -187,12 +197,8 @@ def _kernel_pointers(text: str, lexed: Lexed) -> list[Edit]:
     code = lexed.code
     kinds, texts, starts = code.kinds, code.texts, code.starts
     edits: list[Edit] = []
-    for i, (kind, word) in enumerate(zip(kinds, texts)):
-        at = KERNEL_POINTER_ARGUMENTS.get(word) if kind == IDENT else None
-        if at is None or i + 1 >= len(texts) or texts[i + 1] != "(":
-            continue
-        arguments = _call_arguments(kinds, texts, i + 1)
-        if arguments is None or len(arguments) <= at:
+    for i, at, arguments in _calls(lexed, KERNEL_POINTER_ARGUMENTS):
+        if len(arguments) <= at:
             continue
         first = arguments[at][0]
         end = _template_argument_end(kinds, texts, first)
@@ -252,15 +258,10 @@ def _warp_sync(text: str, lexed: Lexed) -> list[Edit]:
     full_macros = {d.tokens.texts[0] for d in lexed.directives
                    if d.name == "define" and len(d.tokens.texts) >= 2
                    and FULL_LANE_MASK.fullmatch("".join(d.tokens.texts[1:]))}  # fmt: skip
-    code = lexed.code
-    kinds, texts, starts = code.kinds, code.texts, code.starts
+    texts, starts = lexed.code.texts, lexed.code.starts
     edits: list[Edit] = []
-    for i, (kind, word) in enumerate(zip(kinds, texts)):
-        unsynced = UNSYNCED_WARP_FUNCTIONS.get(word) if kind == IDENT else None
-        if unsynced is None or i + 1 >= len(texts) or texts[i + 1] != "(":
-            continue
-        args = _call_arguments(kinds, texts, i + 1)
-        if not args or len(args) < 2:
+    for i, unsynced, args in _calls(lexed, UNSYNCED_WARP_FUNCTIONS):
+        if len(args) < 2:
             continue
         first, end = args[0]
         mask = "".join(texts[first:end])
