@@ -32,6 +32,7 @@ class Facts:
     has_hip_already: Command | None = None  # HIP support present before buildport
     language_variable: Command | None = None  # enable_language(${VAR})
     packages: set[str] = field(default_factory=set)  # ROCm packages the rewrite links
+    found_in_place: set[str] = field(default_factory=set)  # ROCm packages a rewritten find_package() finds
     hip_introduced_at: Command | None = None  # command that now enables HIP
     finds_toolkit: bool = False  # a find_package(CUDA/CUDAToolkit) of the file became find_package(hip)
     arch_set_before: bool = False  # CMAKE_*_ARCHITECTURES set before that command

@@ -140,7 +140,8 @@ def _version(text: str) -> tuple[int, ...]:
 def package_lines(ctx: Context, mode: str) -> str:
     """find_package(hip) and the ROCm packages the file (and the folders below it) link, ``mode`` (REQUIRED,
     QUIET or nothing) for each; with the include folders of the libraries hipify names bare."""
-    packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""})
+    # (a package the file finds itself, where it did, is not found again here: an optional NCCL stays optional)
+    packages = sorted((ctx.facts.packages | set(ctx.options.extra_packages)) - {"hip", ""} - ctx.facts.found_in_place)
     out = [f"find_package(hip{mode})"] + [f"find_package({p}{_QUIET if p in _IN_RUNTIME else mode})"
                                           for p in packages]
     subdirs = [
@@ -235,8 +236,16 @@ class FindPackages:
         args = command.arguments()
         ctx.edits.replace(args[0], lib.rocm_package)
         ctx.facts.packages.add(lib.rocm_package)
+        ctx.facts.found_in_place.add(lib.rocm_package)
         ctx.report(args[0].start, "cmake-find-package", Severity.INFO,
                    f"find_package({args[0].value}) → find_package({lib.rocm_package})", fixable=True)
+        found = f"{value_of(args[0].value)}_FOUND"
+        if ctx.text_holds(found) and not ctx.text_holds(f"set({found} "):
+            # the project tests what the old package's module set (if(NCCL_FOUND)): the ROCm package's answer
+            line = f"set({found} ${{{lib.rocm_package}_FOUND}})"
+            ctx.edits.insert_after(command, line)
+            ctx.report(args[0].start, "cmake-find-package", Severity.INFO,
+                       f"{found} → whether {lib.rocm_package} was found", fixable=True, replacement=line)
 
 
 class LegacyCommands:
@@ -253,6 +262,15 @@ class LegacyCommands:
                 self._options(ctx, command)
                 if name in ("cuda_add_executable", "cuda_add_library"):
                     self._runtime(ctx, command)
+            elif name == "thrust_create_target" and command.arguments():
+                # Thrust's CMake package makes a target of the chosen systems; rocThrust exports one already
+                target = command.arguments()[0].value
+                line = f"add_library({target} INTERFACE)\ntarget_link_libraries({target} INTERFACE roc::rocthrust)"
+                ctx.edits.rewrite_command(command, line)
+                ctx.facts.packages.add("rocthrust")
+                ctx.report(command.start, "cmake-thrust-target", Severity.INFO,
+                           f"thrust_create_target({target}) → an interface target linking roc::rocthrust",
+                           fixable=True, replacement=line)
             elif name in LEGACY_LINK_HELPERS:
                 lib = next(lib for lib in LIBRARIES if lib.name == LEGACY_LINK_HELPERS[name])
                 target = command.arguments()[0].value if command.arguments() else "<target>"

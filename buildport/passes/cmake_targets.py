@@ -84,6 +84,16 @@ if(hip_cu_sources)
 endif()"""
 
 
+#: Properties whose value is a file's path (an imported library's).
+_PATH_PROPERTY = re.compile(r"^IMPORTED_(?:LOCATION|IMPLIB)(?:_\w+)?$")
+
+
+def _names_a_cuda_library(text: str) -> bool:
+    """Whether ``text`` names a CUDA library the link rewrite would turn into a ROCm target."""
+    return _whole_library(text) is not None or any(
+        f"${{{name}}}" in text for name in BY_LEGACY_VAR) or bool(re.search(r"CUDA::\w+", text))
+
+
 def _last_sources_of(ctx: Context, command: Command, target: str) -> Command:
     """Where ``target`` has all the sources the file gives it in the block ``command`` stands in: after
     ``command``, after a later target_sources(), or after the end of a branch that holds one."""
@@ -170,8 +180,17 @@ class Libraries:
             elif name == "find_library":
                 self._find_library(ctx, args)
             else:
+                path_slot = False
                 for arg in args:
-                    self._embedded(ctx, arg)
+                    if path_slot and _names_a_cuda_library(ctx.edits.text_of(arg)):
+                        # a file's path belongs here, which a ROCm target name is not
+                        ctx.report(arg.start, "cmake-library-path", Severity.WARNING,
+                                   f"{arg.value}: the path of a CUDA library file, kept",
+                                   "point it at the ROCm library's file, or link the ROCm package's target")
+                    else:
+                        self._embedded(ctx, arg)
+                    path_slot = name in ("set_target_properties", "set_property") and bool(
+                        _PATH_PROPERTY.match(value_of(arg.value)))
 
     def _link_list(self, ctx: Context, args: list[Leaf], hip: bool | None, target: str | None) -> None:
         has_host = False

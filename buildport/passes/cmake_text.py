@@ -12,6 +12,7 @@ from buildport.rules.cmake import (
     COMPILER_IDS, FLAG_COMMANDS, FLAG_VARIABLES, GENEX_RENAMES, LANGUAGE_GENEX, LEGACY_SWITCHES,
     REPORTED_VARIABLES, VARIABLES,
 )
+from buildport.rules.libraries import WORD_RENAMES
 from buildport.rules.paths import CUDA_ENV_VARS, CUDA_ROOT_LITERAL, ROCM_DEFAULT, SUBPATHS
 from buildport.syntax.cmake import Command, Leaf
 
@@ -373,8 +374,12 @@ class Names:
         bare = VARIABLES.get(text)
         if bare:  # the variable named as a word: set(CMAKE_CUDA_FLAGS ...), if(CUDA_FOUND)
             new = bare
+        elif text in REPORTED_VARIABLES:  # if(CUDAToolkit_VERSION VERSION_LESS 11): the CUDA branch is no guide
+            ctx.report(arg.start, "cmake-cuda-variable", Severity.WARNING, f"{text}: {REPORTED_VARIABLES[text]}")
         elif text.startswith("ENV{") and text[4:-1] in CUDA_ENV_VARS:  # if(DEFINED ENV{CUDA_PATH})
             new = "ENV{ROCM_PATH}"
+        for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
+            new = new.replace(cuda, hip)
         new = rename_refs(new, lambda kind, name: self._ref(ctx, arg, kind, name))
         new = _genex(new)
         new = self._paths(ctx, new)

@@ -18,7 +18,7 @@ from buildport.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
 from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
 from buildport.rules.flags import BY_NAME
-from buildport.rules.libraries import BY_LINK_NAME
+from buildport.rules.libraries import BY_LINK_NAME, WORD_RENAMES
 from buildport.rules.make import (
     FLAG_VARIABLE,
     HOST_LINKERS,
@@ -549,6 +549,9 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
                    fixable=True, replacement=_HIP_ARCH)
         return _HIP_ARCH
     new = root_paths(word)
+    if "_CUDA" in new:
+        for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
+            new = new.replace(cuda, hip)
     if "hpc_sdk" in word and "hpc_sdk" not in ctx.reported_words:
         ctx.reported_words.add("hpc_sdk")
         ctx.report(offset, "make-nvhpc-path", Severity.WARNING,

@@ -109,6 +109,12 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("cmake-name", "CUDA name, path or generator expression", INFO, "cmake", "yes",
               "`CMAKE_CUDA_*` variables, `$<COMPILE_LANGUAGE:CUDA>`, `$ENV{CUDA_HOME}`, `/usr/local/cuda` and "
               "similar become their HIP/ROCm forms.", "buildport.rules.cmake"),
+    BuildRule("cmake-library-path", "CUDA library path in an imported target", WARNING, "cmake", "no",
+              "`IMPORTED_LOCATION` takes a file's path; the variable that held CUDA's library file is kept (a "
+              "ROCm target name is no path) and reported.", "the issue's NCCL find modules"),
+    BuildRule("cmake-thrust-target", "thrust_create_target()", INFO, "cmake", "yes",
+              "Thrust's package makes a target of the chosen systems; rocThrust has no such function and exports "
+              "`roc::rocthrust`: the target becomes an interface library linking it.", "rocThrust's CMake package"),
     BuildRule("cmake-cuda-variable", "CUDA variable without HIP form", WARNING, "cmake", "no",
               "A CUDA variable (for example `CUDA_VERSION`) whose value has no ROCm equivalent; its uses need a "
               "decision.", "buildport.rules.cmake"),

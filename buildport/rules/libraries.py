@@ -164,3 +164,10 @@ def extend(rows: list[Library]) -> None:
             BY_LEGACY_VAR[v] = lib
         if lib.rocm_target:
             BY_ROCM_TARGET[lib.rocm_target] = lib
+
+
+#: Words inside build-file arguments and flags that name CUDA as a library's backend (CMake and make alike):
+#: CUDA's → HIP's.
+WORD_RENAMES: dict[str, str] = {
+    "THRUST_DEVICE_SYSTEM_CUDA": "THRUST_DEVICE_SYSTEM_HIP",  # rocThrust's device system
+}
