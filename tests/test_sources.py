@@ -122,3 +122,17 @@ def test_a_project_header_named_like_cudas_is_kept_where_the_engine_renamed_it(t
     plan.sources.include_dirs.add((tmp_path / "third_party" / "cub").resolve())
     assert _own_headers_kept(plan, tmp_path / "src" / "a.c", "#include <cub/cub.cuh>\n",
                              "#include <hipcub/hipcub.hpp>\n") == ("#include <hipcub/hipcub.hpp>\n", [])
+
+
+def test_make_words_made_of_simple_variables_are_expanded(tmp_path: Path) -> None:
+    """GPUSPH's helper program: LIST_CUDA_CC=$(SCRIPTSDIR)/list-cuda-cc, built from $(LIST_CUDA_CC).cc."""
+    from buildport.sources import make_sources
+
+    _tree(tmp_path, {
+        "Makefile": "SCRIPTSDIR = scripts\nLIST_CUDA_CC=$(SCRIPTSDIR)/list-cuda-cc\nSRC := a.cu\nSRC += b.cu\n"
+                    "$(LIST_CUDA_CC): $(LIST_CUDA_CC).cc\n\tnvcc -o $@ $<\nall: $(SRC)\n",
+        "scripts/list-cuda-cc.cc": "", "a.cu": "", "b.cu": "",
+    })  # fmt: skip
+    found = SourceSet()
+    make_sources(tmp_path / "Makefile", tmp_path, found)
+    assert {str(p.relative_to(tmp_path.resolve())) for p in found.sources} == {"scripts/list-cuda-cc.cc", "a.cu", "b.cu"}
