@@ -65,6 +65,7 @@ from buildport.rules.source_rules import (
     CUDA_HEADER_MACROS,
     FULL_LANE_MASK,
     HEADER_RENAMES,
+    HIP_DEFINED_DEVICE_FUNCTIONS,
     KERNEL_POINTER_ARGUMENTS,
     TYPEDEF_NOT_TAG,
     UNSYNCED_WARP_FUNCTIONS,
@@ -84,13 +85,15 @@ FIXES: dict[str, str] = {
     "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`)",
     "struct_typedef": "the struct tag of HIP names that are typedefs (`struct _hipGraphicsResource`)",
     "launch_spacing": "kernel launches written `k << <g, b >> >(...)` closed up to `<<<` and `>>>` (clang needs them)",
+    "hip_defines": "device functions of the project that HIP defines too (`atomicMin(float*, float)`) kept for CUDA "
+                   "only",
     "own_headers": "includes of the project's own headers named like CUDA's put back (hipify renamed `\"cuda.h\"`)",
     "kernel_pointer": "kernels given to `hipFuncSetCacheConfig` and friends cast to `const void*` (HIP has no "
                       "template overload)",
 }
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
-_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2}
+_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
@@ -272,6 +275,58 @@ def _warp_sync(text: str, lexed: Lexed) -> list[Edit]:
     return edits
 
 
+def _hip_defines(text: str, lexed: Lexed) -> list[Edit]:
+    """Each ``__device__`` definition of a function :data:`HIP_DEFINED_DEVICE_FUNCTIONS` names, for the
+    parameter types HIP defines it for, put between ``#ifndef __HIP_PLATFORM_AMD__`` and ``#endif``."""
+    kinds, texts, starts = lexed.code.kinds, lexed.code.texts, lexed.code.starts
+    edits: list[Edit] = []
+    for i, kinds_of, arguments in _calls(lexed, HIP_DEFINED_DEVICE_FUNCTIONS):
+        close = arguments[-1][1] if arguments else i + 2
+        if close + 1 >= len(texts) or texts[close + 1] != "{":
+            continue  # a call or a declaration, not a definition
+        types = tuple("".join(texts[a:b - 1]) for a, b in arguments if b - a >= 2 and kinds[b - 1] == IDENT)
+        if len(types) != len(arguments) or types not in kinds_of:
+            continue
+        first = i
+        while first > 0 and texts[first - 1] not in (";", "}", "{") and not _directive_between(text, lexed, first):
+            first -= 1
+        if "__device__" not in texts[first:i]:
+            continue
+        end = _matching_brace(texts, close + 1)
+        if end is None:
+            continue
+        line_start = text.rfind("\n", 0, starts[first]) + 1
+        previous_line = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : line_start]
+        if line_start and previous_line.startswith(_HIP_GUARD):
+            continue  # kept for CUDA only already
+        after = starts[end] + 1
+        edits.append((line_start, line_start, _HIP_GUARD + "  // HIP defines it\n"))
+        edits.append((after, after, "\n#endif"))
+    return edits
+
+
+_HIP_GUARD = "#ifndef __HIP_PLATFORM_AMD__"
+
+
+def _directive_between(text: str, lexed: Lexed, token: int) -> bool:
+    """Whether a preprocessor line stands between token ``token - 1`` and token ``token``."""
+    starts, texts = lexed.code.starts, lexed.code.texts
+    gap = text[starts[token - 1] + len(texts[token - 1]) : starts[token]]
+    return "#" in gap
+
+
+def _matching_brace(texts: list[str], open_at: int) -> int | None:
+    depth = 0
+    for j in range(open_at, len(texts)):
+        if texts[j] == "{":
+            depth += 1
+        elif texts[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
 def _launch_spacing(text: str, lexed: Lexed) -> list[Edit]:
     """``name << <`` ... ``>> >(``: each pair closed up where a launch's configuration stands between them."""
     code = lexed.code
@@ -333,5 +388,6 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "register": (_registers, lambda text: "register" in text),
     "struct_typedef": (_struct_typedefs, lambda text: any(name in text for name in TYPEDEF_NOT_TAG)),
     "launch_spacing": (_launch_spacing, lambda text: "<< <" in text or "<<\t<" in text),
+    "hip_defines": (_hip_defines, lambda text: "__device__" in text and any(n in text for n in HIP_DEFINED_DEVICE_FUNCTIONS)),
 }
 assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers"} == set(FIXES)

@@ -202,3 +202,15 @@ def test_kernels_given_as_function_pointers_are_cast_for_hip() -> None:
     assert port_source(shifted, "a.hip")[0] == "hipFuncSetCacheConfig(reinterpret_cast<const void*>(k<(S>>1), 2>), c);\n"
     # C has no template overload to miss, and no reinterpret_cast
     assert port_source("hipFuncSetCacheConfig(k, hipFuncCachePreferL1);\n", "a.c")[1] == {}
+
+
+def test_device_functions_hip_defines_are_kept_for_cuda_only() -> None:
+    """InfiniTAM defines atomicMin(float*, float), which CUDA lacks and HIP's runtime has: clang refuses both."""
+    text = ("__device__ static inline void atomicMin(float* address, float val)\n{\n  spin(address, val);\n}\n"
+            "__device__ int atomicMin(int* a, int v) { return 0; }\n"
+            "__global__ void k(float *p) { atomicMin(p, 1.0f); }\n")
+    assert port_source(text, "a.hip") == (
+        "#ifndef __HIP_PLATFORM_AMD__  // HIP defines it\n"
+        "__device__ static inline void atomicMin(float* address, float val)\n{\n  spin(address, val);\n}\n#endif\n"
+        "__device__ int atomicMin(int* a, int v) { return 0; }\n"
+        "__global__ void k(float *p) { atomicMin(p, 1.0f); }\n", {"hip_defines": 1})

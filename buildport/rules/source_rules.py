@@ -656,6 +656,16 @@ KERNEL_POINTER_ARGUMENTS: Mapping[str, int] = MappingProxyType({
     "hipFuncGetAttributes": 1,
 })
 
+# Device functions HIP's runtime header defines for these parameter types, which CUDA has not (float
+# atomicMin/atomicMax) or had not before sm_60 (double atomicAdd): a project's own definition conflicts with
+# HIP's ("static declaration of 'atomicMin' follows non-static declaration", InfiniTAM). buildport.sourcefix
+# keeps the project's definition for CUDA only (HIP 5.2 and 6.x define them all).
+HIP_DEFINED_DEVICE_FUNCTIONS: Mapping[str, frozenset[tuple[str, ...]]] = MappingProxyType({
+    "atomicMin": frozenset({("float*", "float"), ("double*", "double")}),
+    "atomicMax": frozenset({("float*", "float"), ("double*", "double")}),
+    "atomicAdd": frozenset({("double*", "double")}),
+})
+
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
 
