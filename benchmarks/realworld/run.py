@@ -550,6 +550,9 @@ def table(work: Path, projects: list[Project]) -> tuple[str, Counter[str]]:
         totals["units"] += hip["total"] if hip["configured"] else (cuda["total"] if cuda else 0)
         totals["compiled"] += hip["compiled"] if hip["configured"] else 0
         totals["library_units"] += lib_units
+        if not hip["configured"] and hip["configure_cause"] == "rocm-library":
+            # a configure that stops at a missing ROCm library attempts none of the project's units
+            totals["library_blocked_units"] += cuda["total"] if cuda else 0
         totals["build_blocked"] += blocker == "build"
         if not hip["configured"]:
             blocker_rows.append(f"- {project.name}: configure — {hip['configure_reason']}: "
@@ -561,11 +564,13 @@ def table(work: Path, projects: list[Project]) -> tuple[str, Counter[str]]:
         "| project | build | TUs compiled (ROCm) | links | TUs (nvcc) | failures by cause | first blocker |",
         "|---|---|---|---|---|---|---|",
     ]
-    without_libs = totals["units"] - totals["library_units"]
+    without_libs = totals["units"] - totals["library_units"] - totals["library_blocked_units"]
     share = 100.0 * totals["compiled"] / without_libs if without_libs else 0.0
-    summary = (f"{totals['compiled']} of {totals['units']} translation units compiled; of the "
-               f"{without_libs} whose ROCm libraries are installed, {share:.0f}%. buildport's output is the "
-               f"first blocker in {totals['build_blocked']} of {totals['projects']} projects.")  # fmt: skip
+    summary = (f"{totals['compiled']} of {totals['units']} translation units compiled "
+               f"({totals['library_units']} failed for a ROCm library not installed here, and "
+               f"{totals['library_blocked_units']} were not attempted: their project's configure stops at one); "
+               f"of the {without_libs} left, {share:.0f}%. buildport's output is the first blocker in "
+               f"{totals['build_blocked']} of {totals['projects']} projects.")  # fmt: skip
     return "\n".join([summary, "", *header, *rows, "", "First failures:", "", *blocker_rows]), totals
 
 
