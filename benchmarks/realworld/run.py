@@ -49,6 +49,7 @@ sys.path.insert(0, str(HERE))
 from classify import COMPILE_RULES, CONFIGURE_RULES, Cause, classify, error_file, first_error  # noqa: E402
 
 MANIFEST = HERE / "manifest.toml"
+KEPT_SECTION = "## HeCBench"
 RESULTS_MD = HERE / "RESULTS.md"
 TREND = HERE / "trend.jsonl"
 ROCM_TOOLCHAIN = REPO / "tests" / "toolchain" / "rocm-debian.cmake"
@@ -591,6 +592,9 @@ def write_results(work: Path, projects: list[Project]) -> None:
         f"{e['build_blocked']}/{e['projects']} |"
         for e in trend
     ]
+    # the section of HeCBench runs (hecbench.py prints it; written by hand) is kept as it is
+    old = RESULTS_MD.read_text() if RESULTS_MD.is_file() else ""
+    kept = old[old.index(KEPT_SECTION):] if KEPT_SECTION in old else ""
     RESULTS_MD.write_text("\n".join([
         "# The real-project corpus",
         "",
@@ -609,7 +613,7 @@ def write_results(work: Path, projects: list[Project]) -> None:
         "|---|---|---|---|---|",
         *trend_rows,
         "",
-    ]))  # fmt: skip
+    ]) + ("\n" + kept if kept else ""))  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
