@@ -117,7 +117,7 @@ NOOP = [
     ("make-library", MAKE, "LIBS := -lm -lpthread\n"),
     ("make-compiler", MAKE, "a: a.c\n\tgcc -o a a.c\n"),
     ("make-c-source", MAKE, "x.o: x.c\n\tgcc -c x.c\n"),  # no GPU compiler anywhere
-    ("make-host-compile", MAKE, "app: a.o\n\t$(NVCC) -o app a.o -lcudart\na.o: a.cpp\n\t$(CXX) -c a.cpp\n"),  # hipcc links
+    ("make-host-compile", MAKE, "app: a.o\n\t$(NVCC) -o app a.o -lm\na.o: a.cpp\n\t$(CXX) -c a.cpp\n"),  # no runtime
     ("make-c-source", MAKE, "NVCC := nvcc\nx.o: x.c\n\t$(CC) -c x.c\nk.o: k.cu\n\t$(NVCC) -c k.cu\n"),
     ("make-c-source", MAKE, "NVCC := nvcc\nCC := nvcc\nx.o: x.c\n%.o: %.c\n\tgcc -c $<\n"),
 ]

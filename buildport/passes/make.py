@@ -180,16 +180,19 @@ _RUNTIME_LINK = re.compile(r"(?<!\S)-l(?:cudart|cudart_static|cuda)(?!\S)")
 #: What a host compiler compiles: C and C++ sources, by a rule's prerequisite or an old suffix rule's name.
 _HOST_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|C)$")
 _HOST_SUFFIX_RULE = re.compile(r"^\.(?:c|cc|cpp|cxx|C)\.o$")
+#: References before the one that names the program: ``$(CMDECHO)$(CXX)`` (an echo switch, a launcher).
+_PREFIX_REFERENCES = re.compile(r"^(?:\$[({]\w+[)}])+(?=\$[({]\w+[)}]$)")
 _PLATFORM_DEFINE = "-D__HIP_PLATFORM_AMD__"
 _HOST_HIP_FLAGS = f"{_PLATFORM_DEFINE} -I$(ROCM_PATH)/include"
 
 
 def _host_compiles(ctx: MakeContext) -> None:
-    """Where a host compiler links the CUDA runtime, the host code calls it: hipified, it includes HIP's
-    headers, which a host compiler reads only with the HIP platform defined. Each command of a rule that
-    compiles C or C++ (``-c``) with a host compiler gets the define after the compiler."""
+    """Where the build links the CUDA runtime by name (nvcc links it by itself), the host code calls it:
+    hipified, it includes HIP's headers, which a host compiler reads only with the HIP platform defined.
+    Each command of a rule that compiles C or C++ (``-c``) with a host compiler gets the define after the
+    compiler."""
     text = ctx.text
-    if not ctx.facts.host_links or _RUNTIME_LINK.search(text) is None or ctx.text_holds("__HIP_PLATFORM_AMD__"):
+    if _RUNTIME_LINK.search(text) is None or ctx.text_holds("__HIP_PLATFORM_AMD__"):
         return
     if any(_PLATFORM_DEFINE in new for new in ctx.edits.values()):
         return  # given with CUDA's include folders, to the host compiles that read its headers
@@ -204,7 +207,7 @@ def _host_compiles(ctx: MakeContext) -> None:
             words = [s.of(text) for s in spans]
             if "-c" not in words or _runs_gpu_compiler(ctx, command.of(text)):
                 continue
-            program = words[0].lstrip("@-+")
+            program = _PREFIX_REFERENCES.sub("", words[0].lstrip("@-+"))  # $(CMDECHO)$(CXX), $(Q)$(CC)
             if HOST_LINKERS.match(program) or REFERENCE.match(program):
                 ctx.replace(Span(spans[0].end, spans[0].end), " " + _HOST_HIP_FLAGS)
                 ctx.report(spans[0].start, "make-host-compile", Severity.INFO,
