@@ -162,9 +162,9 @@ RULES: tuple[BuildRule, ...] = (
               "where nvcc or hipcc builds one: the rule's recipe, a pattern or suffix rule for `.c` files, or "
               "make's built-in rule when `CC` is nvcc.", "hipcc 5.2 (`-x c` for .c files), measured"),
     BuildRule("make-host-compile", "host code of a build that links the CUDA runtime", INFO, "make", "yes",
-              "Where a host compiler (`g++`, `mpicc`, `$(CXX)`) links `-lcudart`, the host code calls the CUDA "
-              "runtime; hipified, it includes HIP's headers, which a host compiler reads only with "
-              "`-D__HIP_PLATFORM_AMD__`: each recipe compiling C or C++ with a host compiler gets it.",
+              "Where a build links `-lcudart` by name (nvcc links it by itself), the host code calls the CUDA "
+              "runtime; hipified, it includes HIP's headers, which a host compiler (`g++`, `mpicc`, `$(CXX)`) "
+              "reads only with `-D__HIP_PLATFORM_AMD__`: each recipe compiling C or C++ with one gets it.",
               "clang-15 and g++ with hip_runtime.h from ROCm 5.2, measured"),
     BuildRule("make-nvhpc-path", "NVIDIA HPC SDK path", WARNING, "make", "no",
               "A path into NVIDIA's HPC SDK (`/opt/nvidia/hpc_sdk/...`: its CUDA, its MPI, its math libraries); "
