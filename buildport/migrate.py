@@ -29,7 +29,7 @@ from buildport.runner import (
 from buildport.sourcescan import scan_source
 from buildport.sourcefix import FIXES, port_source
 from buildport.sources import (
-    SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
+    INCLUDE_DIRECTIVE, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
 )
 from buildport.textio import InputError, SourceText, read_source, write_atomic
 
@@ -226,7 +226,6 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
 
 
 _RUNTIME_INCLUDE = '#include "hip/hip_runtime.h"'
-_INCLUDE_LINE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)')
 
 
 def _own_headers_kept(plan: Plan, path: Path, original: str, text: str) -> tuple[str, list[int]]:
@@ -242,10 +241,10 @@ def _own_headers_kept(plan: Plan, path: Path, original: str, text: str) -> tuple
         return text, []
     kept: list[int] = []
     for i, line in enumerate(before):
-        m = _INCLUDE_LINE.match(line)
+        m = INCLUDE_DIRECTIVE.match(line)
         if m is None or after[i + shift] == line:
             continue
-        new = _INCLUDE_LINE.match(after[i + shift])
+        new = INCLUDE_DIRECTIVE.match(after[i + shift])
         if new is None or not (new.group(1) or new.group(2) or "").startswith("hip/"):
             continue
         name, quoted = (m.group(1), True) if m.group(1) is not None else (m.group(2), False)
@@ -278,7 +277,7 @@ def _unsupported(result: HipifyResult, original: str, text: str, relative: str, 
     """Each name the engine said it could not convert, where it stands in the converted text (hipify's line
     numbers are the input's: the runtime include it puts on top of a file moves them one down)."""
     lines = text.splitlines()
-    shift = int(text.startswith(_RUNTIME_INCLUDE) and not original.startswith(_RUNTIME_INCLUDE))
+    shift = _added_on_top(original, text)
     found: list[Finding] = []
     for line, name in dict.fromkeys(result.unsupported):
         at = line + shift

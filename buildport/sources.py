@@ -28,7 +28,8 @@ from buildport.textio import InputError, read_source
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
 CUDA_SUFFIXES = (".cu", ".cuh")
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)', re.M)
+#: An ``#include`` directive: the quoted name, or the bracketed one.
+INCLUDE_DIRECTIVE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"]+)"|<([^>]+)>)', re.M)
 _SIMPLE_REF = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 _WILDCARD = re.compile(r"\$[({]wildcard\s+([^)}$]+)[)}]")
 _MAKE_INCLUDE_DIR = re.compile(r"(?<![\w$])-I\s*([^\s$()]+)")
@@ -367,7 +368,7 @@ def add_headers(found: SourceSet, root: Path) -> None:
             text = read_source(source).text
         except InputError:
             continue
-        for m in _INCLUDE.finditer(text):
+        for m in INCLUDE_DIRECTIVE.finditer(text):
             name = m.group(1) or m.group(2)
             # "x.h" is looked for beside the source first; <x.h> only in the project's include folders
             folders = [source.parent, *sorted(found.include_dirs)] if m.group(1) else sorted(found.include_dirs)
