@@ -57,6 +57,7 @@ preprocessor lines change, never comments or strings.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
 
@@ -66,6 +67,8 @@ from buildport.rules.source_rules import (
     FULL_LANE_MASK,
     HEADER_RENAMES,
     HIP_DEFINED_DEVICE_FUNCTIONS,
+    HIP_VECTOR_MEMBER_OPERATORS,
+    HIP_VECTOR_TYPES,
     KERNEL_POINTER_ARGUMENTS,
     TYPEDEF_NOT_TAG,
     UNSYNCED_WARP_FUNCTIONS,
@@ -87,13 +90,15 @@ FIXES: dict[str, str] = {
     "launch_spacing": "kernel launches written `k << <g, b >> >(...)` closed up to `<<<` and `>>>` (clang needs them)",
     "hip_defines": "device functions of the project that HIP defines too (`atomicMin(float*, float)`) kept for CUDA "
                    "only",
+    "vector_operators": "the project's own `operator+=` and friends of a HIP vector type (`float3 &a, const float3 &b`) "
+                        "kept for CUDA only (HIP's vector types define them; both are ambiguous)",
     "own_headers": "includes of the project's own headers named like CUDA's put back (hipify renamed `\"cuda.h\"`)",
     "kernel_pointer": "kernels given to `hipFuncSetCacheConfig` and friends cast to `const void*` (HIP has no "
                       "template overload)",
 }
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
-_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2}
+_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2, "vector_operators": 2}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
@@ -278,7 +283,7 @@ def _warp_sync(text: str, lexed: Lexed) -> list[Edit]:
 def _hip_defines(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``__device__`` definition of a function :data:`HIP_DEFINED_DEVICE_FUNCTIONS` names, for the
     parameter types HIP defines it for, put between ``#ifndef __HIP_PLATFORM_AMD__`` and ``#endif``."""
-    kinds, texts, starts = lexed.code.kinds, lexed.code.texts, lexed.code.starts
+    kinds, texts = lexed.code.kinds, lexed.code.texts
     edits: list[Edit] = []
     for i, kinds_of, arguments in _calls(lexed, HIP_DEFINED_DEVICE_FUNCTIONS):
         close = arguments[-1][1] if arguments else i + 2
@@ -287,25 +292,82 @@ def _hip_defines(text: str, lexed: Lexed) -> list[Edit]:
         types = tuple("".join(texts[a:b - 1]) for a, b in arguments if b - a >= 2 and kinds[b - 1] == IDENT)
         if len(types) != len(arguments) or types not in kinds_of:
             continue
-        first = i
-        while first > 0 and texts[first - 1] not in (";", "}", "{") and not _directive_between(text, lexed, first):
-            first -= 1
+        first = _declaration_start(text, lexed, i)
         if "__device__" not in texts[first:i]:
             continue
         end = _matching_brace(texts, close + 1)
-        if end is None:
-            continue
-        line_start = text.rfind("\n", 0, starts[first]) + 1
-        previous_line = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : line_start]
-        if line_start and previous_line.startswith(_HIP_GUARD):
-            continue  # kept for CUDA only already
-        after = starts[end] + 1
-        edits.append((line_start, line_start, _HIP_GUARD + "  // HIP defines it\n"))
-        edits.append((after, after, "\n#endif"))
+        if end is not None:
+            edits += _cuda_only(text, lexed, first, end, "HIP defines it")
     return edits
 
 
+def _vector_operators(text: str, lexed: Lexed) -> list[Edit]:
+    """Each definition or declaration of a free ``operator`` of :data:`HIP_VECTOR_MEMBER_OPERATORS` whose two
+    parameters are one HIP vector type (the first a non-const reference), put between ``#ifndef
+    __HIP_PLATFORM_AMD__`` and ``#endif``: HIP's vector type has the member, and both together are ambiguous."""
+    kinds, texts = lexed.code.kinds, lexed.code.texts
+    edits: list[Edit] = []
+    for i, word in enumerate(texts):
+        if word != "operator" or kinds[i] != IDENT or i + 2 >= len(texts) or texts[i + 1] not in HIP_VECTOR_MEMBER_OPERATORS \
+                or texts[i + 2] != "(":
+            continue
+        arguments = _call_arguments(kinds, texts, i + 2)
+        if arguments is None or len(arguments) != 2:
+            continue
+        target, operand = (_parameter(texts[a:b]) for a, b in arguments)
+        if target is None or operand is None or target[0] != operand[0] or target[0] not in HIP_VECTOR_TYPES \
+                or target[1:] != (False, True):
+            continue  # not the one vector type twice, or the target not a reference it can assign through
+        close = arguments[-1][1]
+        if close + 1 >= len(texts) or texts[close + 1] not in ("{", ";"):
+            continue
+        first = _declaration_start(text, lexed, i)
+        if "template" in texts[first:i] or "::" in texts[first:i] or "friend" in texts[first:i]:
+            continue  # a template (HIP's member outranks it), a member, or a friend: no conflict of this kind
+        end = close + 1 if texts[close + 1] == ";" else _matching_brace(texts, close + 1)
+        if end is not None:
+            edits += _cuda_only(text, lexed, first, end, "HIP's vector types define it")
+    return edits
+
+
+def _parameter(tokens: list[str]) -> tuple[str, bool, bool] | None:
+    """A parameter's type name, whether it is const, and whether it is a reference: ``const float3 &b`` is
+    ``("float3", True, True)``; None for anything else than a name with those words (a pointer, a template)."""
+    words = [t for t in tokens if t not in ("const", "&", "__restrict__", "__restrict")]
+    if not words or len(words) > 2 or not all(w.isidentifier() for w in words):
+        return None
+    return words[0], "const" in tokens, "&" in tokens
+
+
+def _declaration_start(text: str, lexed: Lexed, token: int) -> int:
+    """The first token of the declaration whose name is token ``token``: after the last ``;``, ``{``, ``}`` or
+    preprocessor line before it."""
+    texts = lexed.code.texts
+    first = token
+    while first > 0 and texts[first - 1] not in (";", "}", "{") and not _directive_between(text, lexed, first):
+        first -= 1
+    return first
+
+
+def _cuda_only(text: str, lexed: Lexed, first: int, last: int, why: str) -> list[Edit]:
+    """Tokens ``first`` to ``last`` (whole lines) put between ``#ifndef __HIP_PLATFORM_AMD__`` and ``#endif``:
+    the two edits, or none where they are so already or share a line with other code."""
+    starts, texts = lexed.code.starts, lexed.code.texts
+    line_start = text.rfind("\n", 0, starts[first]) + 1
+    if text[line_start : starts[first]].strip():
+        return []  # other code before it on its line
+    previous_line = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 : line_start]
+    if line_start and previous_line.startswith(_HIP_GUARD):
+        return []  # kept for CUDA only already
+    after = starts[last] + len(texts[last])
+    line_end = text.find("\n", after)
+    rest = text[after : len(text) if line_end < 0 else line_end]
+    closing = "\n#endif" if not rest.strip() or rest.lstrip().startswith("//") else "\n#endif\n"
+    return [(line_start, line_start, f"{_HIP_GUARD}  // {why}\n"), (after, after, closing)]
+
+
 _HIP_GUARD = "#ifndef __HIP_PLATFORM_AMD__"
+_COMPOUND_OPERATOR = re.compile(r"\boperator\s*[-+*/]=")
 
 
 def _directive_between(text: str, lexed: Lexed, token: int) -> bool:
@@ -389,5 +451,6 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "struct_typedef": (_struct_typedefs, lambda text: any(name in text for name in TYPEDEF_NOT_TAG)),
     "launch_spacing": (_launch_spacing, lambda text: "<< <" in text or "<<\t<" in text),
     "hip_defines": (_hip_defines, lambda text: "__device__" in text and any(n in text for n in HIP_DEFINED_DEVICE_FUNCTIONS)),
+    "vector_operators": (_vector_operators, lambda text: _COMPOUND_OPERATOR.search(text) is not None),
 }
 assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers"} == set(FIXES)

@@ -39,3 +39,12 @@ def test_a_missing_rocm_package_at_configure() -> None:
 def test_rocrand_header_in_c_is_rocms() -> None:
     output = "/usr/include/rocrand/rocrand.h:59:9: error: unknown type name ‘__half’"
     assert _cause(output, converted=False) == "rocm-library"
+
+
+def test_thrust_missing_is_rocthrust_not_installed_converted_or_not() -> None:
+    """rocThrust installs Thrust's own header names: a file that keeps them was converted right (GPUSPH)."""
+    output = "src/cuda/buildneibs.cu:37:10: fatal error: 'thrust/sort.h' file not found"
+    assert _cause(output, converted=False) == "rocm-library"
+    assert _cause(output, converted=True) == "rocm-library"
+    # CUB's names are hipCUB's after hipify: left in a file not converted, the file was not chosen
+    assert _cause("a.cu:1:10: fatal error: 'cub/cub.cuh' file not found", converted=False) == "build"

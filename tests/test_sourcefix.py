@@ -214,3 +214,35 @@ def test_device_functions_hip_defines_are_kept_for_cuda_only() -> None:
         "__device__ static inline void atomicMin(float* address, float val)\n{\n  spin(address, val);\n}\n#endif\n"
         "__device__ int atomicMin(int* a, int v) { return 0; }\n"
         "__global__ void k(float *p) { atomicMin(p, 1.0f); }\n", {"hip_defines": 1})
+
+
+def test_compound_operators_hip_vector_types_have_are_kept_for_cuda_only() -> None:
+    """GPUSPH's vector_math.h (like CUDA samples' helper_math.h) defines `operator-=(float3&, const float3&)`;
+    HIP's float3 has that member, and clang calls every `a -= b` ambiguous."""
+    text = ("static __forceinline__ __host__ __device__ void operator-=(float3 &a, const float3 &b)\n"
+            "{\n\ta.x -= b.x;\n}\n"
+            "inline __host__ __device__ void operator+=(int2 &a, int2 b) { a.x += b.x; } // adds\n"
+            "__host__ __device__ void operator*=(double4 &a, const double4 &b);\n"
+            # left: a scalar operand, two types, a binary operator, a template, a member, a const target
+            "inline __host__ __device__ void operator*=(float3 &a, float b) { a.x *= b; }\n"
+            "inline __host__ __device__ void operator+=(float4 &a, float3 b) { a.x += b.x; }\n"
+            "inline __host__ __device__ float3 operator+(float3 a, float3 b) { return a; }\n"
+            "template <typename T> void operator/=(float2 &a, float2 b) {}\n"
+            "void Vec::operator-=(float3 &a, float3 b) {}\n"
+            "void operator-=(const float3 &a, float3 b);\n")
+    fixed, counts = port_source(text, "vector_math.h")
+    assert counts == {"vector_operators": 3}
+    assert fixed == (
+        "#ifndef __HIP_PLATFORM_AMD__  // HIP's vector types define it\n"
+        "static __forceinline__ __host__ __device__ void operator-=(float3 &a, const float3 &b)\n"
+        "{\n\ta.x -= b.x;\n}\n#endif\n"
+        "#ifndef __HIP_PLATFORM_AMD__  // HIP's vector types define it\n"
+        "inline __host__ __device__ void operator+=(int2 &a, int2 b) { a.x += b.x; }\n#endif // adds\n"
+        "#ifndef __HIP_PLATFORM_AMD__  // HIP's vector types define it\n"
+        "__host__ __device__ void operator*=(double4 &a, const double4 &b);\n#endif\n"
+    ) + text.split("// adds\n", 1)[1].split(";\n", 1)[1]
+    # a second run finds them kept for CUDA already
+    assert port_source(fixed, "vector_math.h") == (fixed, {})
+    # code before it on its line: left to a person
+    crowded = "int x; void operator+=(float3 &a, float3 b) {}\n"
+    assert port_source(crowded, "a.hip") == (crowded, {})

@@ -29,13 +29,14 @@ ROCM_LIBRARY_NAMES = (
 _ROCM_NAMES = "|".join(ROCM_LIBRARY_NAMES)
 _ROCM = f"(?:{_ROCM_NAMES})(?![a-z0-9_])"
 
-#: CUDA headers: included by a file that was not converted, they mean the file was not chosen.
+#: CUDA headers: included by a file that was not converted, they mean the file was not chosen. Not Thrust's:
+#: rocThrust installs the same names, so a missing ``thrust/...`` is the library not installed, converted or not.
 _CUDA_HEADER = (
     r"(?:cuda|cuda_runtime|cuda_runtime_api|cuda_fp16|cuda_bf16|cuda_profiler_api|cudaGL|cuda_gl_interop|"
     r"curand\w*|cusparse\w*|cublas\w*|cufft\w*|cusolver\w*|nvrtc|nvToolsExt|device_launch_parameters|"
     r"vector_types|vector_functions|driver_types|builtin_types|helper_cuda|helper_math|cooperative_groups|"
     r"nccl|cudnn|math_constants|sm_\d+_intrinsics|texture_fetch_functions|device_functions|"
-    r"mma|cuda/\S+|thrust/\S+|cub/\S+|nvtx3/\S+)(?:\.h|\.hpp|\.cuh)?"
+    r"mma|cuda/\S+|cub/\S+|nvtx3/\S+)(?:\.h|\.hpp|\.cuh)?"
 )
 
 #: A CUDA API name as the compiler quotes it: ``cudaMalloc``, ``cuMemAlloc``, ``CUdevice``, ``CU_CTX_...``,

@@ -182,6 +182,11 @@ _HOST_SOURCE = re.compile(r"\.(?:c|cc|cpp|cxx|C)$")
 _HOST_SUFFIX_RULE = re.compile(r"^\.(?:c|cc|cpp|cxx|C)\.o$")
 #: References before the one that names the program: ``$(CMDECHO)$(CXX)`` (an echo switch, a launcher).
 _PREFIX_REFERENCES = re.compile(r"^(?:\$[({]\w+[)}])+(?=\$[({]\w+[)}]$)")
+#: What makes a host compiler read the headers: compile (``-c``), or preprocess alone (``-E``, or ``-M``/``-MM``
+#: writing a dependency file, which stops at the same ``#error`` as the compile).
+_READS_HEADERS = frozenset({"-c", "-E", "-M", "-MM"})
+#: An environment assignment before the program: ``OMPI_CXX=$(CXX) $(MPICXX) ...``.
+_ENV_ASSIGNMENT = re.compile(r"^[@+-]*(?:\$[({]\w+[)}])*[A-Za-z_]\w*=")
 _PLATFORM_DEFINE = "-D__HIP_PLATFORM_AMD__"
 _HOST_HIP_FLAGS = f"{_PLATFORM_DEFINE} -I$(ROCM_PATH)/include"
 
@@ -189,8 +194,8 @@ _HOST_HIP_FLAGS = f"{_PLATFORM_DEFINE} -I$(ROCM_PATH)/include"
 def _host_compiles(ctx: MakeContext) -> None:
     """Where the build links the CUDA runtime by name (nvcc links it by itself), the host code calls it:
     hipified, it includes HIP's headers, which a host compiler reads only with the HIP platform defined.
-    Each command of a rule that compiles C or C++ (``-c``) with a host compiler gets the define after the
-    compiler."""
+    Each command of a rule that compiles or preprocesses C or C++ (:data:`_READS_HEADERS`) with a host compiler
+    gets the define after the compiler."""
     text = ctx.text
     if _RUNTIME_LINK.search(text) is None or ctx.text_holds("__HIP_PLATFORM_AMD__"):
         return
@@ -205,12 +210,15 @@ def _host_compiles(ctx: MakeContext) -> None:
         for command in commands:
             spans = list(iter_words(text, command.start, command.end))
             words = [s.of(text) for s in spans]
-            if "-c" not in words or _runs_gpu_compiler(ctx, command.of(text)):
+            if _READS_HEADERS.isdisjoint(words) or _runs_gpu_compiler(ctx, command.of(text)):
                 continue
-            program = _PREFIX_REFERENCES.sub("", words[0].lstrip("@-+"))  # $(CMDECHO)$(CXX), $(Q)$(CC)
+            at = 0
+            while at + 1 < len(words) and _ENV_ASSIGNMENT.match(words[at]):
+                at += 1  # OMPI_CXX=$(CXX) $(MPICXX): the program comes after the environment
+            program = _PREFIX_REFERENCES.sub("", words[at].lstrip("@-+"))  # $(CMDECHO)$(CXX), $(Q)$(CC)
             if HOST_LINKERS.match(program) or REFERENCE.match(program):
-                ctx.replace(Span(spans[0].end, spans[0].end), " " + _HOST_HIP_FLAGS)
-                ctx.report(spans[0].start, "make-host-compile", Severity.INFO,
+                ctx.replace(Span(spans[at].end, spans[at].end), " " + _HOST_HIP_FLAGS)
+                ctx.report(spans[at].start, "make-host-compile", Severity.INFO,
                            "C/C++ compiled by a host compiler in a build whose host code links the CUDA runtime: "
                            f"{_HOST_HIP_FLAGS} for HIP's headers", fixable=True, replacement=_HOST_HIP_FLAGS)
 

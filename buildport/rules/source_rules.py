@@ -666,6 +666,20 @@ HIP_DEFINED_DEVICE_FUNCTIONS: Mapping[str, frozenset[tuple[str, ...]]] = Mapping
     "atomicAdd": frozenset({("double*", "double")}),
 })
 
+# Operators HIP's vector types (float3, int2, ...) define as members that are not templates, so a project's own
+# free definition for the same type (`void operator-=(float3 &a, const float3 &b)`, as CUDA samples' helper_math.h
+# and its copies have) makes every use ambiguous ("use of overloaded operator '-=' is ambiguous", GPUSPH).
+# HIP's does the same component by component; buildport.sourcefix keeps the project's for CUDA only (HIP 5.2
+# measured: the integer-only ones and unary minus are member templates there, which a free function outranks).
+HIP_VECTOR_MEMBER_OPERATORS = frozenset({"+=", "-=", "*=", "/="})
+# The vector types of HIP's runtime header: a scalar name and a width.
+HIP_VECTOR_TYPES = frozenset(
+    f"{scalar}{width}"
+    for scalar in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong", "ulonglong",
+                   "float", "double")
+    for width in (1, 2, 3, 4)
+)
+
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
 

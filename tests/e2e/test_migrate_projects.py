@@ -123,6 +123,16 @@ PROJECTS = {
         # listed by a $(foreach) of wildcards no static reading expands: make's dry run names them
         sources=("main.cu", "solvers/jacobi/jacobi.cu", "solvers/scale/scale.cu"),
     ),
+    "make-generated-options": Project(
+        kind="make",
+        executables=("sph",),
+        build_files=("Makefile",),
+        # main.cc, compiled (and first preprocessed for its dependency file) by the host C++ compiler, calls the
+        # runtime; options/DamBreak.gen.cc is written at build time and includes the converted headers;
+        # vector_math.h's own float3 compound operators are kept for CUDA only
+        sources=("src/main.cc", "src/particles.cu", "src/vector_math.h"),
+        cuda_make_args=("CUDA_INSTALL_PATH={cuda}",),
+    ),
     "make-host-runtime": Project(
         kind="make",
         executables=("main/model",),
@@ -190,6 +200,12 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
 
     computed = (PROJECTS_DIR / "make-computed-sources" / "Makefile").read_text()
     assert "$(foreach s,$(SOLVERS),$(wildcard solvers/$(s)/*.cu))" in computed and "jacobi.cu" not in computed
+
+    generated = PROJECTS_DIR / "make-generated-options"
+    makefile = (generated / "Makefile").read_text()
+    assert "-MG -MM -MT" in makefile and "$(OPTSDIR)/%.gen.cc: $(SRCDIR)/problem.tpl" in makefile
+    assert "-lcudart" in makefile and "-I $(CUDA_INCLUDE_PATH)" in makefile
+    assert "void operator+=(float3 &a, const float3 &b)" in (generated / "src" / "vector_math.h").read_text()
 
     host = PROJECTS_DIR / "make-host-runtime"
     makefile = (host / "main" / "Makefile").read_text()
