@@ -4,6 +4,9 @@
 #   - Debian 12's ROCm 5.2 (hipcc, clang 15, HIP runtime, hipRAND/rocRAND, hipSPARSE/rocSPARSE, rocPRIM);
 #   - hipify-perl from Debian 13 (trixie): Debian 12 has none; the package is architecture `all` and needs
 #     only perl, so it is unpacked into $BUILDPORT_TOOLS without touching the system's apt configuration;
+#   - rocThrust and hipCUB from trixie, with the rocPRIM they need (5.7; Debian 12 has neither library and
+#     rocPRIM 5.3): header-only packages of architecture `all` that compile with ROCm 5.2's HIP, installed as
+#     packages (dpkg) so builds find them where a user's would, in /usr/include and /usr/share/cmake;
 #   - the CUDA 13 libraries (cuRAND, cuSPARSE, nvJitLink) the original nvcc builds link against, from
 #     NVIDIA's PyPI wheels, into $BUILDPORT_TOOLS/cuda-libs;
 #   - this package with its test extras, editable.
@@ -24,6 +27,9 @@ APT_PACKAGES=(
     cmake make g++ perl
 )
 HIPIFY_VERSION="6.0.2+dfsg-1"   # Debian 13's hipify-perl; pinned so a point release cannot change the tests
+# Debian 13's header-only ROCm libraries, pinned likewise (rocPRIM replaces Debian 12's 5.3, which hipCUB
+# 5.7 cannot use; nothing else depends on it).
+TRIXIE_HEADERS=(librocprim-dev=5.7.1-2 librocthrust-dev=5.7.1-3 libhipcub-dev=5.7.1-3)
 # The CUDA 13.0 releases of the libraries, matching the image's nvcc 13.0.
 CUDA_WHEELS=(nvidia-curand==10.4.0.35 nvidia-cusparse==12.6.3.3 nvidia-nvjitlink==13.0.88)
 
@@ -46,31 +52,39 @@ install_apt_packages() {
     apt-get install -y -q --no-install-recommends "${APT_PACKAGES[@]}"
 }
 
+TRIXIE_STATE="$TOOLS/apt-trixie"
+
+# apt-get with a private state whose only source is trixie: the system keeps its bookworm configuration.
+trixie_apt() {
+    apt-get -o "Dir::Etc::sourcelist=$TRIXIE_STATE/sources.list" -o "Dir::Etc::sourceparts=$TRIXIE_STATE/sourceparts" \
+        -o "Dir::State::Lists=$TRIXIE_STATE/lists" -o "Dir::Cache=$TRIXIE_STATE/cache" \
+        -o "APT::Get::List-Cleanup=0" -o "APT::Sandbox::User=root" "$@"
+}
+
+# Downloads PKG=VERSION ... from trixie into $1 (its .deb files replaced).
+trixie_download() {
+    local into="$1"
+    shift
+    mkdir -p "$TRIXIE_STATE/lists/partial" "$TRIXIE_STATE/cache/archives/partial" "$TRIXIE_STATE/sourceparts" "$into"
+    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
+        > "$TRIXIE_STATE/sources.list"
+    if [ ! -f "$TRIXIE_STATE/.updated" ]; then
+        trixie_apt update -q
+        touch "$TRIXIE_STATE/.updated"
+    fi
+    rm -f "$into"/*.deb
+    (cd "$into" && trixie_apt download "$@")
+}
+
 install_hipify_perl() {
     local dest="$TOOLS/hipify"
     local stamp="$dest/.installed-$HIPIFY_VERSION"
     if [ ! -f "$stamp" ]; then
         log "fetching hipify-perl $HIPIFY_VERSION from Debian trixie"
-        # A private apt state: the trixie list lives only here, the system keeps its bookworm config.
-        local state="$TOOLS/apt-trixie"
-        mkdir -p "$state/lists/partial" "$state/cache/archives/partial" "$state/sourceparts" "$state/debs"
-        cat > "$state/sources.list" <<'EOF'
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
-EOF
-        local apt_opts=(
-            -o "Dir::Etc::sourcelist=$state/sources.list"
-            -o "Dir::Etc::sourceparts=$state/sourceparts"
-            -o "Dir::State::Lists=$state/lists"
-            -o "Dir::Cache=$state/cache"
-            -o "APT::Get::List-Cleanup=0"
-            -o "APT::Sandbox::User=root"
-        )
-        apt-get "${apt_opts[@]}" update -q
-        rm -f "$state"/debs/*.deb
-        (cd "$state/debs" && apt-get "${apt_opts[@]}" download "hipify-perl=$HIPIFY_VERSION")
+        trixie_download "$TRIXIE_STATE/debs" "hipify-perl=$HIPIFY_VERSION"
         rm -rf "$dest"
         mkdir -p "$dest"
-        dpkg -x "$state"/debs/hipify-perl_*.deb "$dest"
+        dpkg -x "$TRIXIE_STATE"/debs/hipify-perl_*.deb "$dest"
         touch "$stamp"
     else
         log "hipify-perl $HIPIFY_VERSION already unpacked"
@@ -82,6 +96,23 @@ EOF
         exit 1
     fi
     ln -sfn "$exe" /usr/local/bin/hipify-perl
+}
+
+install_trixie_headers() {
+    local spec pkg missing=()
+    for spec in "${TRIXIE_HEADERS[@]}"; do
+        pkg="${spec%%=*}"
+        if [ "$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null)" != "install ok installed ${spec#*=}" ]; then
+            missing+=("$spec")
+        fi
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        log "rocPRIM, rocThrust and hipCUB from trixie already installed"
+        return
+    fi
+    log "installing from Debian trixie: ${missing[*]}"
+    trixie_download "$TRIXIE_STATE/headers" "${TRIXIE_HEADERS[@]}"
+    dpkg -i "$TRIXIE_STATE"/headers/*.deb
 }
 
 install_cuda_libs() {
@@ -121,6 +152,7 @@ main() {
     mkdir -p "$TOOLS"
     install_apt_packages
     install_hipify_perl
+    install_trixie_headers
     install_cuda_libs
     make_hip_lang_root
     install_python_package

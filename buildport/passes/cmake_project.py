@@ -151,7 +151,19 @@ def package_lines(ctx: Context, mode: str) -> str:
     if subdirs:
         out.append("# hipify writes <x.h>; ROCm installs these headers as <x/x.h>")
         out.append(f"include_directories({' '.join(dict.fromkeys(subdirs))})")
+    if any(lib.links_hip_device and lib.rocm_package in packages for lib in LIBRARIES):
+        out.append(ROCPRIM_WITHOUT_HIP_DEVICE)
     return "\n".join(out)
+
+
+#: After rocThrust's or hipCUB's package: their rocPRIM target without hip::device, whose ``-x hip`` the C++
+#: compiler of the targets that link them refuses (the HIP language compiles the device code without it).
+ROCPRIM_WITHOUT_HIP_DEVICE = """\
+# roc::rocprim_hip links hip::device, whose options are for C++ compiled by clang as HIP (-x hip);
+# here the HIP language compiles the device code, and the C++ compiler the C++ files
+if(TARGET roc::rocprim_hip)
+  set_property(TARGET roc::rocprim_hip PROPERTY INTERFACE_LINK_LIBRARIES roc::rocprim hip::host)
+endif()"""
 
 
 #: Packages older ROCm releases fold into the HIP runtime (and install no package for): looked for quietly.
@@ -235,6 +247,9 @@ class FindPackages:
         lib = next(lib for lib in LIBRARIES if lib.name == kind)
         args = command.arguments()
         ctx.edits.replace(args[0], lib.rocm_package)
+        if lib.links_hip_device and not any(
+                other.links_hip_device and other.rocm_package in ctx.facts.found_in_place for other in LIBRARIES):
+            ctx.edits.insert_after(command, ROCPRIM_WITHOUT_HIP_DEVICE)
         ctx.facts.packages.add(lib.rocm_package)
         ctx.facts.found_in_place.add(lib.rocm_package)
         ctx.report(args[0].start, "cmake-find-package", Severity.INFO,

@@ -32,6 +32,10 @@ class Library:
     #: In the HIP runtime itself in older ROCm, which installs no package for it: found QUIET and linked
     #: where it exists (``$<TARGET_NAME_IF_EXISTS:...>``), the runtime providing it elsewhere.
     in_runtime_before: str = ""
+    #: Its ROCm target links ``hip::device`` (through ``roc::rocprim_hip``), whose options are for C++ that
+    #: clang compiles as HIP (``-x hip``, ``--offload-arch``): the C++ compiler of a HIP-language build refuses
+    #: them, so the port links ``hip::host`` there instead.
+    links_hip_device: bool = False
 
     @property
     def cmake_link(self) -> str:
@@ -113,10 +117,12 @@ LIBRARIES: tuple[Library, ...] = (
     Library(
         "thrust", ("Thrust::Thrust", "CCCL::Thrust", "thrust::thrust"), (), (),
         "rocthrust", "roc::rocthrust", "", note="rocThrust: rocthrust-config.cmake exports roc::rocthrust",
+        links_hip_device=True,
     ),
     Library(
         "cub", ("CUB::CUB", "CCCL::CUB", "cub::cub"), (), (),
         "hipcub", "hip::hipcub", "", note="hipCUB: hipcub-config.cmake exports hip::hipcub",
+        links_hip_device=True,
     ),
     Library(
         "npp", tuple(f"CUDA::{n}" for n in (

@@ -83,6 +83,13 @@ PROJECTS = {
         # headers reached through include_directories(src/gpu)
         sources=("src/gpu/EnergyKernel.cu", "src/gpu/Variables.cuh", "src/extra/deep/Scale.cu"),
     ),
+    "cmake-thrust-cub": Project(
+        kind="cmake",
+        executables=("ranks",),
+        build_files=("CMakeLists.txt",),
+        # Thrust's package target becomes one linking rocThrust; CUB's names and header become hipCUB's
+        sources=("src/ranks.cu", "src/block_sums.cu", "src/main.cpp"),
+    ),
     "cmake-samples": Project(
         kind="cmake",
         executables=("Samples/vectorAdd/vectorAdd", "Samples/mergeHost/mergeHost", "Samples/randomFill/randomFill",
@@ -200,6 +207,10 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
 
     computed = (PROJECTS_DIR / "make-computed-sources" / "Makefile").read_text()
     assert "$(foreach s,$(SOLVERS),$(wildcard solvers/$(s)/*.cu))" in computed and "jacobi.cu" not in computed
+
+    thrust = (PROJECTS_DIR / "cmake-thrust-cub" / "CMakeLists.txt").read_text()
+    assert "find_package(Thrust REQUIRED CONFIG)" in thrust and "thrust_create_target(Thrust)" in thrust
+    assert "#include <cub/cub.cuh>" in (PROJECTS_DIR / "cmake-thrust-cub" / "src" / "block_sums.cu").read_text()
 
     generated = PROJECTS_DIR / "make-generated-options"
     makefile = (generated / "Makefile").read_text()

@@ -20,6 +20,9 @@ get_filename_component(_bp_cuda_root "${_bp_cuda_root}" DIRECTORY)
 set(CMAKE_CUDA_COMPILER "${_bp_nvcc}" CACHE FILEPATH "CUDA compiler")
 set(CUDAToolkit_ROOT "${_bp_cuda_root}")
 set(CUDA_TOOLKIT_ROOT_DIR "${_bp_cuda_root}" CACHE PATH "CUDA toolkit root (FindCUDA)")
+# The toolkit's own CMake packages (Thrust, CUB, libcu++ in lib64/cmake): found through the toolkit's bin
+# folder on PATH on a user's machine; nvcc here is reached through a wrapper elsewhere.
+list(APPEND CMAKE_PREFIX_PATH "${_bp_cuda_root}")
 
 if(DEFINED ENV{BUILDPORT_CUDA_LIBS})
   set(_bp_cuda_libs "$ENV{BUILDPORT_CUDA_LIBS}/nvidia/cu13")
