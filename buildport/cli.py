@@ -353,7 +353,7 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @click.option("--in-place", "-i", is_flag=True, help="Migrate DIRECTORY itself (refused on a dirty git tree).")
 @click.option("--force", is_flag=True, help="With --in-place: go ahead on a dirty git work tree.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the diff; write nothing (make's own dry run "
-              "still runs, in a scratch copy: see --no-make-dry-run).")
+              "and CMake's configure still run, in a scratch copy: see --no-make-dry-run, --no-cmake-configure).")
 @click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
               help=_ARCH_HELP)
 @click.option("--hipify", "hipify", default=None, metavar="PATH", help="The hipify engine to run.")
@@ -364,11 +364,14 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @click.option("--no-make-dry-run", "no_make_dry_run", is_flag=True,
               help="Find the sources by reading the build files only; by default make's dry run (make -n, in a "
                    "scratch copy: it runs the Makefiles' $(shell ...) calls) is asked too.")
+@click.option("--no-cmake-configure", "no_cmake_configure", is_flag=True,
+              help="Do not ask CMake: by default each top-level CMakeLists.txt is configured with nvcc in a "
+                   "scratch copy, and CMake's File API lists every target's sources.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every finding that needs a person.")
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
             offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
-            no_make_dry_run: bool, quiet: bool, verbose: bool) -> None:
+            no_make_dry_run: bool, no_cmake_configure: bool, quiet: bool, verbose: bool) -> None:
     """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
     write MIGRATION.md and migration.json (what changed, what a person still has to do).
 
@@ -379,4 +382,6 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
     from buildport.migrate_cli import run_migration
 
     sys.exit(run_migration(directory, out, in_place, force, dry_run, offload_arch, hipify, rename_sources,
-                           jobs, quiet, verbose, ask_make=not no_make_dry_run))
+                           jobs, quiet, verbose, ask=frozenset(
+                               tool for tool, off in (("make", no_make_dry_run), ("cmake", no_cmake_configure))
+                               if not off)))

@@ -74,7 +74,7 @@ def dry_runs(root: Path, makefiles: list[Path]) -> list[DryRun]:
     with tempfile.TemporaryDirectory(prefix="buildport-dry-run-") as scratch:
         copy = Path(scratch) / "tree"
         try:
-            _copy(root, copy)
+            copy_project(root, copy)
         except (shutil.Error, OSError) as exc:
             why = f"the project could not be copied for it ({str(exc)[:160]})"
             return [DryRun(m, False, why) for m in chosen]
@@ -182,7 +182,7 @@ def _answered_in(result: DryRun, makefile: Path, copy: Path, root: Path) -> DryR
     return DryRun(makefile, result.ok, result.why, moved(result.sources), moved(result.include_dirs))
 
 
-def _copy(root: Path, copy: Path) -> None:
+def copy_project(root: Path, copy: Path) -> None:
     """The project as make sees it: links kept as links, version control and large data files left out."""
 
     top = root.resolve()

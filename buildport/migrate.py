@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from buildport.cmakeapi import Configure, configures
 from buildport.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
 from buildport.hipify import HipifyResult, find_engine, installed_hip_version, run_engine
@@ -55,6 +56,10 @@ class Change:
     regions: list[Region] | None = None
 
 
+#: The build tools migrate asks by default.
+ASK_ALL = frozenset({"make", "cmake"})
+
+
 @dataclass(slots=True)
 class Plan:
     """Everything the migration would do, computed before anything is written."""
@@ -76,6 +81,10 @@ class Plan:
     dry_runs: list[DryRun] = field(default_factory=list)
     dry_run_added: list[Path] = field(default_factory=list)
     static_only: list[Path] = field(default_factory=list)
+    #: The same of CMake's File API after a configure of each top-level CMakeLists.txt.
+    configures: list[Configure] = field(default_factory=list)
+    cmake_added: list[Path] = field(default_factory=list)
+    cmake_static_only: list[Path] = field(default_factory=list)
 
     def reported(self) -> list[Change]:
         """Every file the migration changed or renamed, in path order: what the reports list."""
@@ -111,10 +120,11 @@ def copy_tree(source: Path, target: Path) -> None:
 
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
               progress: Callable[[str], None] | None = None, original: Path | None = None,
-              ask_make: bool = True) -> Plan:  # fmt: skip
+              ask: frozenset[str] = ASK_ALL) -> Plan:  # fmt: skip
     """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
-    copy of (where the build finds the files outside it that it names). ``ask_make``: the Makefiles' dry
-    run says which sources they compile too (:mod:`buildport.dryrun`)."""
+    copy of (where the build finds the files outside it that it names). ``ask``: the build tools asked which
+    sources the build compiles, besides reading its files: ``make`` (the Makefiles' dry run,
+    :mod:`buildport.dryrun`), ``cmake`` (its File API after a configure with nvcc, :mod:`buildport.cmakeapi`)."""
     plan = Plan(root)
     if original is not None:
         plan.sources.copied = (root, original)
@@ -137,8 +147,10 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     plan.build_files = [p for p in cmake_files + make_files if not _link_out(p, root, plan)]
     for path in plan.build_files:
         (cmake_sources if is_cmake_file(path.name) else make_sources)(path, root, plan.sources)
-    if ask_make:
+    if "make" in ask:
         _ask_make(plan, [p for p in plan.build_files if not is_cmake_file(p.name)])
+    if "cmake" in ask:
+        _ask_cmake(plan, [p for p in plan.build_files if is_cmake_file(p.name)])
     add_headers(plan.sources, root)
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")))]
     plan.unreferenced = unreferenced(root, plan.sources, every)
@@ -163,21 +175,36 @@ def _ask_make(plan: Plan, make_files: list[Path]) -> None:
     with the include folders the commands give; where every dry run answered, the compiled sources only
     the build files name are listed (and kept: a configuration the dry run did not take may compile them)."""
     plan.dry_runs = dry_runs(plan.root, make_files)
-    if not plan.dry_runs:
-        return
+    if plan.dry_runs:
+        plan.dry_run_added, plan.static_only = _combine(plan, make_files, make_sources, plan.dry_runs)
+
+
+def _ask_cmake(plan: Plan, cmake_files: list[Path]) -> None:
+    """The same of CMake's File API: the sources every target of each top-level CMakeLists.txt compiles."""
+    plan.configures = configures(plan.root, cmake_files)
+    if plan.configures:
+        plan.cmake_added, plan.cmake_static_only = _combine(plan, cmake_files, cmake_sources, plan.configures)
+
+
+def _combine(plan: Plan, files: list[Path], read: Callable[[Path, Path, SourceSet], None],
+             answers: list[DryRun] | list[Configure]) -> tuple[list[Path], list[Path]]:  # fmt: skip
+    """The build tool's ``answers`` combined with the static reading (``read``) of ``files``: the sources only
+    the tool named are added to the plan, with its include folders; returned with the compiled sources only
+    the static reading names, where every answer came (those are kept: another configuration may compile
+    them)."""
     static = SourceSet()
-    for path in make_files:
-        make_sources(path, plan.root, static)
+    for path in files:
+        read(path, plan.root, static)
     named: set[Path] = set()
-    for run in plan.dry_runs:
-        named |= run.sources
-        plan.sources.include_dirs |= run.include_dirs
+    for answer in answers:
+        named |= answer.sources
+        plan.sources.include_dirs |= answer.include_dirs
     known = plan.sources.sources
     added = sorted(p for p in named if p not in known and not p.is_symlink())
-    plan.dry_run_added = added
     known.update(added)
-    if all(run.ok for run in plan.dry_runs):
-        plan.static_only = sorted(p for p in static.sources if p.suffix in COMPILED_SUFFIXES and p not in named)
+    if not all(answer.ok for answer in answers):
+        return added, []
+    return added, sorted(p for p in static.sources if p.suffix in COMPILED_SUFFIXES and p not in named)
 
 
 def _link_out(path: Path, root: Path, plan: Plan) -> bool:
@@ -388,6 +415,10 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
                               "sources": len(r.sources)} for r in plan.dry_runs],
             "added_by_dry_run": [plan.relative(p) for p in plan.dry_run_added],
             "only_in_build_files": [plan.relative(p) for p in plan.static_only],
+            "cmake_file_api": [{"lists_file": plan.relative(c.lists_file), "answered": c.ok, "why": c.why,
+                                "targets": c.targets, "sources": len(c.sources)} for c in plan.configures],
+            "added_by_cmake": [plan.relative(p) for p in plan.cmake_added],
+            "only_in_cmake_files": [plan.relative(p) for p in plan.cmake_static_only],
         },
     }
     found = "not found" if plan.hip_version is None else ".".join(map(str, plan.hip_version))
@@ -426,22 +457,38 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
 
 
 def _discovery_lines(plan: Plan) -> list[str]:
-    """How the sources to convert were found: the build files, and make's dry run where it was asked."""
-    if not plan.dry_runs:
+    """How the sources to convert were found: the build files, and make's dry run and CMake's File API
+    where they were asked."""
+    if not plan.dry_runs and not plan.configures:
         return []
-    lines = ["", "## How the sources were found", "",
-             "Read from the build files, and asked of make: `make -n -B` (a dry run in a scratch copy, nvcc "
-             "stubbed) lists the commands each Makefile runs, resolved as make resolves them.", ""]
-    for run in plan.dry_runs:
-        said = f"{len(run.sources)} sources compiled" if run.ok else f"no answer ({run.why}): the build files alone"
-        lines.append(f"- `{plan.relative(run.makefile)}`: {said}")
-    if plan.dry_run_added:
-        lines += ["", "Named by the dry run only (the build files did not show them), converted:", ""]
-        lines += [f"- `{plan.relative(p)}`" for p in plan.dry_run_added]
-    if plan.static_only:
-        lines += ["", "Named by the build files but compiled by no dry run (another configuration may), "
-                  "converted:", ""]
-        lines += [f"- `{plan.relative(p)}`" for p in plan.static_only]
+    lines = ["", "## How the sources were found", "", "Read from the build files, and asked of the build tools."]
+    if plan.dry_runs:
+        lines += ["", "make: `make -n -B` (a dry run in a scratch copy, nvcc stubbed) lists the commands each "
+                  "Makefile runs, resolved as make resolves them.", ""]
+        for run in plan.dry_runs:
+            said = f"{len(run.sources)} sources compiled" if run.ok else f"no answer ({run.why}): the build files alone"
+            lines.append(f"- `{plan.relative(run.makefile)}`: {said}")
+        lines += _differences(plan, "the dry run", plan.dry_run_added, plan.static_only)
+    if plan.configures:
+        lines += ["", "CMake: its File API, after a configure of the original with nvcc in a scratch copy, lists "
+                  "every target's sources with globs, variables and branches evaluated.", ""]
+        for answer in plan.configures:
+            said = (f"{len(answer.sources)} sources in {answer.targets} target{'s' * (answer.targets != 1)}" if answer.ok
+                    else f"no answer ({answer.why}): the build files alone")
+            lines.append(f"- `{plan.relative(answer.lists_file)}`: {said}")
+        lines += _differences(plan, "CMake", plan.cmake_added, plan.cmake_static_only)
+    return lines
+
+
+def _differences(plan: Plan, tool: str, added: list[Path], static_only: list[Path]) -> list[str]:
+    lines: list[str] = []
+    if added:
+        lines += ["", f"Named by {tool} only (the build files did not show them), converted:", ""]
+        lines += [f"- `{plan.relative(p)}`" for p in added]
+    if static_only:
+        lines += ["", f"Named by the build files but compiled in no configuration {tool} answered for (another "
+                  "may), converted:", ""]
+        lines += [f"- `{plan.relative(p)}`" for p in static_only]
     return lines
 
 

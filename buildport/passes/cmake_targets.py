@@ -41,7 +41,11 @@ class CudaSources:
             unknown = False  # a variable this file does not set: its .cu files are marked as CMake reads them
             for source in sources:
                 for text in expand(ctx, source.value):
-                    if is_cuda_source(text) and text not in ctx.facts.hip_sources:
+                    if is_cuda_source(text) and "${" in text and text != source.value:
+                        # a variable's value names another (kernels/${solver}.cu, set in a loop): what it held
+                        # there is not what it holds here; marked as CMake has the names
+                        unknown = True
+                    elif is_cuda_source(text) and text not in ctx.facts.hip_sources:
                         marked[text] = None
                 value = value_of(source.value)
                 if _unknown_variable(ctx, value):

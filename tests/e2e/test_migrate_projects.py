@@ -83,6 +83,13 @@ PROJECTS = {
         # headers reached through include_directories(src/gpu)
         sources=("src/gpu/EnergyKernel.cu", "src/gpu/Variables.cuh", "src/extra/deep/Scale.cu"),
     ),
+    "cmake-computed-sources": Project(
+        kind="cmake",
+        executables=("solve",),
+        build_files=("CMakeLists.txt",),
+        # the kernels are named in a foreach() loop: CMake's File API lists them, the static reading does not
+        sources=("main.cu", "kernels/jacobi_kernel.cu", "kernels/scale_kernel.cu"),
+    ),
     "cmake-thrust-cub": Project(
         kind="cmake",
         executables=("ranks",),
@@ -207,6 +214,10 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
 
     computed = (PROJECTS_DIR / "make-computed-sources" / "Makefile").read_text()
     assert "$(foreach s,$(SOLVERS),$(wildcard solvers/$(s)/*.cu))" in computed and "jacobi.cu" not in computed
+
+    computed_cmake = (PROJECTS_DIR / "cmake-computed-sources" / "CMakeLists.txt").read_text()
+    assert "foreach(solver IN LISTS SOLVERS)" in computed_cmake and "jacobi" not in computed_cmake.split("SOLVERS ")[0]
+    assert "kernels/${solver}_kernel.cu" in computed_cmake
 
     thrust = (PROJECTS_DIR / "cmake-thrust-cub" / "CMakeLists.txt").read_text()
     assert "find_package(Thrust REQUIRED CONFIG)" in thrust and "thrust_create_target(Thrust)" in thrust
@@ -462,6 +473,28 @@ def test_migrated_project_builds_with_rocm(name: str, tmp_path: Path, workbench:
 
     # 3. The migrated tree, with ROCm.
     _build_port(workbench, project, ported, tmp_path)
+
+
+def test_sources_only_cmake_evaluates_are_found_by_its_file_api(tmp_path: Path, workbench: Workbench) -> None:
+    """CMake, configured with nvcc in a scratch copy, names the kernels a foreach() builds the names of; the
+    reports say so. Without it (--no-cmake-configure) the static reading alone misses them."""
+    kernels = ["kernels/jacobi_kernel.cu", "kernels/scale_kernel.cu"]
+    source = _copy_project("cmake-computed-sources", tmp_path / "source")
+    ported = tmp_path / "ported"
+    _migrate(workbench, source, "--out", ported)
+    found_by = json.loads((ported / "migration.json").read_text())["sources_found_by"]
+    assert found_by["added_by_cmake"] == kernels
+    [answer] = found_by["cmake_file_api"]
+    assert answer["answered"] and answer["lists_file"] == "CMakeLists.txt" and answer["sources"] == 3
+    markdown = (ported / "MIGRATION.md").read_text()
+    assert "Named by CMake only" in markdown and all(f"- `{k}`" in markdown for k in kernels)
+    assert all("hip" in (ported / k).read_text() for k in kernels)
+
+    static = tmp_path / "static"
+    _migrate(workbench, source, "--out", static, "--no-cmake-configure")
+    found_by = json.loads((static / "migration.json").read_text())["sources_found_by"]
+    assert found_by["cmake_file_api"] == [] and found_by["added_by_cmake"] == []
+    assert all((static / k).read_text() == (source / k).read_text() for k in kernels)
 
 
 def test_renamed_sources_build_and_are_reported(tmp_path: Path, workbench: Workbench) -> None:
