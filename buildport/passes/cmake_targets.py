@@ -513,6 +513,32 @@ class Architectures:
                        f"CUDA architectures {shown} → CMAKE_HIP_ARCHITECTURES cache list "
                        f"({';'.join(ctx.options.targets)}), overridable with -DCMAKE_HIP_ARCHITECTURES=...",
                        fixable=True)
+        self._emptied_blocks(ctx)
+
+    @staticmethod
+    def _emptied_blocks(ctx: Context) -> None:
+        """An ``if()`` about the NVIDIA list (``if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)``) with no other
+        branch, whose every command went with the list: the block goes too."""
+        commands = list(ctx.tree.commands())  # the gone ones too: the body is what went
+        for i, command in enumerate(commands):
+            if command.identifier != "if" or ctx.edits.is_gone(command) or not any(
+                    "CMAKE_CUDA_ARCHITECTURES" in a.value for a in command.arguments()):
+                continue
+            depth, body = 0, list[Command]()
+            for later in commands[i + 1:]:
+                name = later.identifier
+                if name in _BLOCK_OPENERS:
+                    depth += 1
+                elif name in _BLOCK_CLOSERS:
+                    if depth == 0:
+                        if name == "endif" and body and all(c.start in ctx.edits.removed_commands for c in body):
+                            ctx.edits.remove_command(command)
+                            ctx.edits.remove_command(later)
+                        break
+                    depth -= 1
+                elif name in _BRANCH_ENDS and depth == 0:
+                    break  # another branch: the block stays
+                body.append(later)
 
 
 def _writes_cuda_architectures(command: str, head: list[str]) -> bool:
