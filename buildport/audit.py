@@ -108,6 +108,13 @@ class AuditReport:
         """Whether ``at_or_above(threshold)`` is not empty (without sorting every finding)."""
         return any(f.severity >= threshold for a in self.files for f in a.findings)
 
+    def fails(self, threshold: Severity) -> bool:
+        """Whether the gate fails at ``threshold`` (``--fail-on``): a finding at or above it, or one that
+        ``buildport cmake``/``make`` would fix, which counts as a warning there (CUDA left in a build file the
+        port rewrites: a hard-coded nvcc, ``-lcublas``), whatever its own severity."""
+        return any(f.severity >= threshold or (f.fixable and threshold <= Severity.WARNING)
+                   for a in self.files for f in a.findings)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class RuleFilter:

@@ -298,7 +298,8 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]), default="text",
               show_default=True, help="text for people; json (schema buildport/schemas/audit-v1.json); sarif 2.1.0.")
 @click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default="warning", show_default=True,
-              help="Exit 1 when a finding of this severity or a higher one remains.")
+              help="Exit 1 when a finding of this severity or a higher one remains; a finding `buildport "
+                   "cmake`/`make` would fix (CUDA left in a build file) counts as a warning.")
 @click.option("--select", default="", metavar="RULES", help="Report only these rule ids or id prefixes (comma list).")
 @click.option("--ignore", default="", metavar="RULES", help="Do not report these rule ids or id prefixes (comma list).")
 @click.option("--color/--no-color", default=None, help="Colour the text output (default: when stdout is a terminal).")
@@ -313,7 +314,8 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
     or files (CMake, Makefiles, *.mk, .cu/.cuh and C/C++ sources; other files
     are skipped, so a pre-commit hook can pass every staged file).
 
-    Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it;
+    Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it
+    (auto-fixable findings count as warnings: CUDA left that the port rewrites);
     2 usage error or an input that could not be read or parsed.
     """
     from buildport.audit import RuleFilter, UsageError, audit as run_audit
@@ -344,7 +346,7 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
         click.echo(error, err=True)
     if report.errors:
         sys.exit(EXIT_ERROR)
-    sys.exit(1 if report.any_at_or_above(Severity[fail_on.upper()]) else EXIT_OK)
+    sys.exit(1 if report.fails(Severity[fail_on.upper()]) else EXIT_OK)
 
 
 @main.command()

@@ -19,7 +19,7 @@ from buildport.passes.base import Context, Pass, gather_file_facts, gather_targe
 from buildport.passes.cmake_project import FindHip, FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
-from buildport.prescan import has_cmake_trigger, may_need_cmake_port
+from buildport.prescan import may_need_cmake_port
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER
 from buildport.syntax.cmake import parse_cmake
@@ -66,8 +66,8 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     if ctx.facts.has_hip_already is not None or ctx.facts.language_variable is not None:
         at = ctx.facts.has_hip_already or ctx.facts.language_variable
         assert at is not None
-        if not has_cmake_trigger(text):
-            return Result(path, text, text)  # HIP only, nothing of CUDA to review
+        if not ctx.cuda_commands() or _nothing_to_port(ctx):
+            return Result(path, text, text)  # HIP only (a port's output, say): nothing of CUDA to review
         ctx.report(at.start, "cmake-hip-present", Severity.WARNING,
                    "this file already supports HIP or picks its GPU language through a variable; left unchanged",
                    "review its CUDA branch by hand")
@@ -88,6 +88,17 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
         result.rerun = again
     return result
+
+
+def _nothing_to_port(ctx: Context) -> bool:
+    """Whether the passes, run on a file that has HIP already, would change nothing in it (buildport's own
+    output, which they leave as it is): then it holds nothing of CUDA to review."""
+    trial = Context(ctx.path, ctx.tree, ctx.options, Edits(ctx.tree))
+    gather_file_facts(trial)
+    gather_target_facts(trial)
+    for rewrite in CMAKE_PASSES:
+        rewrite.run(trial)
+    return trial.edits.empty
 
 
 def port_make(

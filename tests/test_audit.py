@@ -261,9 +261,20 @@ def test_fail_on_threshold(fail_on: str, code: int) -> None:
 
 
 def test_exit_0_without_findings_at_threshold(tmp_path: Path) -> None:
-    (tmp_path / "Makefile").write_text("LIBS := -lcublas\n")  # info only
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\nvoid go() { k<<<1, 1>>>(); }\n")  # info only
     assert run(str(tmp_path)).returncode == 0
     assert run("--fail-on", "info", str(tmp_path)).returncode == 1
+
+
+def test_cuda_left_in_a_build_file_fails_the_default_gate(tmp_path: Path) -> None:
+    """A finding the port would fix (info: a hard-coded nvcc, -lcublas) is CUDA left in the build: the
+    default gate fails on it, as on a warning; only --fail-on error looks past it."""
+    (tmp_path / "Makefile").write_text("app: app.cu\n\tnvcc -o app app.cu -lcublas\n")
+    assert run(str(tmp_path)).returncode == 1
+    assert run("--fail-on", "error", str(tmp_path)).returncode == 0
+    ported = port_make((tmp_path / "Makefile").read_text(), "Makefile").text
+    (tmp_path / "Makefile").write_text(ported)
+    assert "nvcc" not in ported and run(str(tmp_path)).returncode == 0
 
 
 def test_exit_2_for_usage_and_input_errors(tmp_path: Path) -> None:
@@ -431,3 +442,18 @@ def test_is_audited_says_what_kind_of_says(name: str) -> None:
     from buildport.audit import is_audited, kind_of
 
     assert is_audited(name) == (kind_of(name) is not None)
+
+
+def test_a_file_buildport_ported_is_not_a_file_with_cuda_left() -> None:
+    """The port's own output has HIP, `.cu` sources marked HIP and, in comments, the word CUDA: nothing of
+    CUDA to review there (it was reported as a file that has HIP already, and failed the gate)."""
+    original = ("# the CUDA kernels\ncmake_minimum_required(VERSION 3.18)\nproject(p LANGUAGES CXX CUDA)\n"
+                "find_package(CUDAToolkit REQUIRED)\nfile(GLOB KERNELS src/*.cu)\n"
+                "add_executable(app main.cu ${KERNELS})\ntarget_link_libraries(app PRIVATE CUDA::cudart)\n")
+    ported = port_cmake(original, "CMakeLists.txt").text
+    assert "LANGUAGE HIP" in ported and "CUDA" in ported
+    audited = audit_text(ported, "CMakeLists.txt", CMAKE)
+    assert audited is None or not [f for f in audited.findings if f.rule == "cmake-hip-present"]
+    # a file with both languages still is
+    both = audit_text(ported + "enable_language(CUDA)\nadd_executable(old old.cu)\n", "CMakeLists.txt", CMAKE)
+    assert both is not None and "cmake-hip-present" in [f.rule for f in both.findings]
