@@ -6,6 +6,7 @@ import pytest
 
 from buildport.engine import port_cmake
 from buildport.passes.base import Options
+from buildport.rules.cmake import CMAKE_DEFAULT_STANDARD
 
 OPTS = Options(("gfx90a",))
 
@@ -53,17 +54,24 @@ def test_look_alikes_stay(text: str) -> None:
     assert port_cmake(text, options=OPTS).text == text
 
 
+#: Before HIP is enabled where the file names no CUDA standard: nvcc's default dialect.
+STANDARD = CMAKE_DEFAULT_STANDARD + "\n"
+
 CHANGES = [
     ("project(x CUDA)\n",
-     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\nproject(x CXX HIP)\n'
-     "find_package(hip REQUIRED)\n"),
+     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\n' + STANDARD
+     + "project(x CXX HIP)\nfind_package(hip REQUIRED)\n"),
     ("project(x LANGUAGES CUDA CXX)\n",
-     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\n'
-     "project(x LANGUAGES HIP CXX)\nfind_package(hip REQUIRED)\n"),
+     'set(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile for")\n' + STANDARD
+     + "project(x LANGUAGES HIP CXX)\nfind_package(hip REQUIRED)\n"),
     ("cmake_minimum_required(VERSION 3.10...3.28)\nproject(x CXX CUDA)\n",
      'cmake_minimum_required(VERSION 3.21...3.28)\nset(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING '
-     '"AMD GPU targets to compile for")\nproject(x CXX HIP)\n'
+     '"AMD GPU targets to compile for")\n' + STANDARD + "project(x CXX HIP)\n"
      "find_package(hip REQUIRED)\n"),
+    # a standard the project names stays the one it names
+    ("set(CMAKE_CUDA_STANDARD 14)\nproject(x CUDA)\n",
+     'set(CMAKE_HIP_STANDARD 14)\nset(CMAKE_HIP_ARCHITECTURES "gfx90a" CACHE STRING "AMD GPU targets to compile '
+     'for")\nproject(x CXX HIP)\nfind_package(hip REQUIRED)\n'),
     ("target_link_libraries(app PRIVATE CUDA::cufft)\n", "target_link_libraries(app PRIVATE hip::hipfft)\n"),
     ("target_link_libraries(app PRIVATE CUDA::cublasLt_static)\n",
      "target_link_libraries(app PRIVATE roc::hipblaslt)\n"),

@@ -9,7 +9,9 @@ from buildport.cmake_args import translate_flag_words, value_of
 from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
 from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
-from buildport.rules.cmake import HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS
+from buildport.rules.cmake import (
+    CMAKE_DEFAULT_STANDARD, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
+)
 from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, Leaf
 
@@ -41,6 +43,8 @@ def introduce_targets(ctx: Context, introducer: Command, *, enable: str = "") ->
     ctx.facts.arch_set_before = arch_set_before(ctx, introducer)
     if not ctx.facts.arch_set_before:
         ctx.edits.insert_before(introducer, arch_cache_line(ctx))
+    if not ctx.text_holds("CMAKE_CUDA_STANDARD") and not ctx.text_holds("CMAKE_HIP_STANDARD"):
+        ctx.edits.insert_before(introducer, CMAKE_DEFAULT_STANDARD)
     known = CMAKE_KNOWN_TARGETS if ctx.options.probe_targets else ""
     if enable:
         # the targets are asked of the compiler only where the line enables HIP

@@ -7,7 +7,7 @@ import re
 from buildport.passes.make import MakeContext
 from buildport.passes.make_facts import ROOT_REF
 from buildport.rules.arch import MAKE_KNOWN_TARGETS
-from buildport.rules.make import PRELUDE, ROOT_VARIABLES
+from buildport.rules.make import HIPCC_DEFAULT_STANDARD, PRELUDE, ROOT_VARIABLES
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
 
@@ -42,6 +42,9 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
         extra.insert(0, "$(HIP_ARCH_FLAGS)")
     if ctx.compiles_c and "$(HIPCC)" in new_text and "__HIP_PLATFORM_AMD__" not in new_text:
         extra.append("-D__HIP_PLATFORM_AMD__")  # hipcc compiles .c files as C, where HIP's headers need it
+    elif "$(HIPCC)" in new_text and HIPCC_DEFAULT_STANDARD not in new_text:
+        # nvcc's dialect unless the build names one (a later -std= wins): hipcc before ROCm 6 adds -std=c++11
+        extra.append(HIPCC_DEFAULT_STANDARD)
     if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
         # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
         # to files it changes)

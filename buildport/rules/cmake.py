@@ -11,6 +11,15 @@ from __future__ import annotations
 #: First CMake release with the HIP language.
 HIP_MIN_VERSION = (3, 21)
 
+#: The C++ dialect nvcc compiles by default (CUDA 12 and later: C++17, as the host compiler's default is), where
+#: clang's HIP, as ROCm 5.2 ships it, compiles C++11 (measured; rocPRIM, rocThrust and hipCUB need C++14): put
+#: before HIP is enabled, so that a project's own CMAKE_CUDA_STANDARD (renamed) still decides.
+NVCC_DEFAULT_STANDARD = 17
+CMAKE_DEFAULT_STANDARD = f"""# nvcc compiles C++{NVCC_DEFAULT_STANDARD} unless told otherwise; clang's HIP before ROCm 6 compiles C++11
+if(NOT DEFINED CMAKE_HIP_STANDARD)
+  set(CMAKE_HIP_STANDARD {NVCC_DEFAULT_STANDARD})
+endif()"""
+
 #: What find_package(CUDA) / find_package(CUDAToolkit) becomes (as REQUIRED or QUIET as it was; then the ROCm
 #: packages the file links).
 FIND_HIP = "find_package(hip"

@@ -60,6 +60,10 @@ ROCM_ROOT_LINE = f"ROCM_PATH ?= {ROCM_DEFAULT_MAKE}"
 
 #: What defines the HIP toolchain in a ported Makefile; each line only where the file uses it. ``{arch}``: the
 #: targets the user chose; without a choice, HIP_OFFLOAD_ARCH is :data:`buildport.rules.arch.MAKE_KNOWN_TARGETS`.
+#: The C++ dialect nvcc compiles by default (rules.cmake.NVCC_DEFAULT_STANDARD, with GNU extensions as g++'s
+#: default has them): given to hipcc first, which before ROCm 6 adds -std=c++11 itself (hipcc.pl, ROCm 5.2).
+HIPCC_DEFAULT_STANDARD = "-std=gnu++17"
+
 PRELUDE: tuple[tuple[str, str], ...] = (
     ("ROCM_PATH", ROCM_ROOT_LINE),
     ("HIPCC", "HIPCC ?= $(ROCM_PATH)/bin/hipcc"),
