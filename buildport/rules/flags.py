@@ -65,7 +65,12 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("-ftz", "--ftz"), "value", values={"true": ("-fgpu-flush-denormals-to-zero",), "false": ()}),
     Flag(("-fmad", "--fmad"), "value", values={"false": ("-ffp-contract=off",), "true": ()}),
     _drop_value("-prec-div", "--prec-div", "-prec-sqrt", "--prec-sqrt"),
-    Flag(("-std", "--std"), "value", values={"*": ("-std={value}",)}),
+    # rocPRIM, rocThrust and hipCUB refuse a dialect before C++14 (#error), where CUB and Thrust in CUDA 11 took
+    # C++11 with a deprecation warning: a C++11 GPU compile becomes C++14 (nearly a superset: it compiles the same)
+    Flag(("-std", "--std"), "value",
+         values={"c++11": ("-std=c++14",), "gnu++11": ("-std=gnu++14",), "c++03": ("-std=c++14",),
+                 "*": ("-std={value}",)},
+         note="C++11 → C++14: rocPRIM, rocThrust and hipCUB need C++14"),
     Flag(("-m", "--machine"), "value", values={"64": ("-m64",), "32": ("-m32",)}),
     Flag(("-Werror", "--Werror"), "value",
          values={"all-warnings": ("-Werror",), "cross-execution-space-call": (), "default-stream-launch": (),
