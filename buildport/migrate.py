@@ -28,7 +28,7 @@ from buildport.runner import (
     FileOutcome, discover, included_makefiles, is_cmake_file, is_make_file, port_files,
 )
 from buildport.sourcescan import scan_source
-from buildport.sourcefix import FIXES, port_source
+from buildport.sourcefix import FIXES, full_mask_macros, port_source
 from buildport.sources import (
     INCLUDE_DIRECTIVE, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
 )
@@ -226,6 +226,10 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         results = list(pool.map(one, files))
+    # a warp mask macro one header defines (#define FULLMASK 0xffffffff) and other files use
+    full_masks: frozenset[str] = frozenset()
+    if any(r.text and "_sync" in r.text for r in results):
+        full_masks = frozenset().union(*(full_mask_macros(r.text) for r in results if r.text))
     for path, result in zip(files, results):
         if result.error or result.text is None:
             plan.hipify_failures.append((plan.relative(path), result.error or "no output"))
@@ -238,7 +242,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
         engine_text = text
-        text, fixes = port_source(text, str(path), plan.hip_version)  # what hipify leaves: register, _sync...
+        text, fixes = port_source(text, str(path), plan.hip_version, full_masks)  # what hipify leaves: register...
         text, kept = _own_headers_kept(plan, path, source.text, text)
         if kept:
             fixes = _recounted(fixes, kept, source.text, engine_text)

@@ -108,13 +108,15 @@ T = TypeVar("T")
 Edit = tuple[int, int, str]
 
 
-def port_source(text: str, path: str = "", hip_version: tuple[int, int] | None = None) -> tuple[str, dict[str, int]]:
+def port_source(text: str, path: str = "", hip_version: tuple[int, int] | None = None,
+                full_masks: frozenset[str] = frozenset()) -> tuple[str, dict[str, int]]:
     """``text`` (of the file ``path``, whose suffix some fixes look at) with every fix of :data:`FIXES`
     made, and how many of each (only those made). ``hip_version``: the installed HIP's (major, minor), for
-    the fixes that depend on it; unknown, they are not made."""
+    the fixes that depend on it; unknown, they are not made. ``full_masks``: macros other files of the
+    project define as the whole warp's mask (:func:`full_mask_macros`)."""
     wanted = [(name, finder) for name, (finder, hint) in _FINDERS.items() if hint(text)]
     if hip_version is not None and hip_version < WARP_SYNC_SINCE and "_sync" in text:
-        wanted.append(("warp_sync", _warp_sync))
+        wanted.append(("warp_sync", lambda text, lexed: _warp_sync(text, lexed, full_masks)))
     if path.endswith(".cu"):
         wanted.append(("runtime_include", _runtime_include))
     if path.endswith(".c") and any(name in text for name in C_DEFAULT_ARGUMENTS):
@@ -260,12 +262,29 @@ def _call_arguments(kinds: list[str], texts: list[str], open_at: int) -> list[tu
     return None
 
 
-def _warp_sync(text: str, lexed: Lexed) -> list[Edit]:
+def full_mask_macros(text: str) -> set[str]:
+    """The macros ``text`` defines as the whole warp's mask (``#define FULLMASK 0xffffffff``)."""
+    if _MASK_DEFINE.search(text) is None:
+        return set()
+    return _full_masks(lex(text))
+
+
+#: Where such a definition may be (read exactly once lexed).
+_MASK_DEFINE = re.compile(r"#\s*define\s+\w+\s+\(?\s*(?:0[xX][fF]{8}|~|-1|4294967295|\(\s*unsigned|__activemask)")
+
+
+def _full_masks(lexed: Lexed) -> set[str]:
+    return {d.tokens.texts[0] for d in lexed.directives
+            if d.name == "define" and len(d.tokens.texts) >= 2
+            and FULL_LANE_MASK.fullmatch("".join(d.tokens.texts[1:]))}  # fmt: skip
+
+
+def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset()) -> list[Edit]:
     """Each warp ``*_sync`` call whose mask names the whole warp: its name without ``_sync``, its mask and the
-    comma after it dropped."""
-    full_macros = {d.tokens.texts[0] for d in lexed.directives
-                   if d.name == "define" and len(d.tokens.texts) >= 2
-                   and FULL_LANE_MASK.fullmatch("".join(d.tokens.texts[1:]))}  # fmt: skip
+    comma after it dropped. A mask macro counts where this file or another of the project (``elsewhere``)
+    defines it so, unless this file defines it otherwise."""
+    defined_here = lexed.defined()
+    full_macros = _full_masks(lexed) | (elsewhere - defined_here)
     texts, starts = lexed.code.texts, lexed.code.starts
     edits: list[Edit] = []
     for i, unsynced, args in _calls(lexed, UNSYNCED_WARP_FUNCTIONS):

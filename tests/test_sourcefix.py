@@ -246,3 +246,19 @@ def test_compound_operators_hip_vector_types_have_are_kept_for_cuda_only() -> No
     # code before it on its line: left to a person
     crowded = "int x; void operator+=(float3 &a, float3 b) {}\n"
     assert port_source(crowded, "a.hip") == (crowded, {})
+
+
+def test_a_warp_mask_macro_another_header_defines_counts() -> None:
+    """bmf's kernels header calls __shfl_down_sync(FULLMASK, ...); helper/cuda_helpers.cuh defines FULLMASK."""
+    from buildport.sourcefix import full_mask_macros
+
+    helper = "#define FULLMASK 0xffffffff\n#define LOW_HALF 0x0000ffff\n#define ALL (~0u)\n"
+    assert full_mask_macros(helper) == {"FULLMASK", "ALL"}
+    assert full_mask_macros("int x = 0xffffffff;\n") == set()
+    kernel = "__device__ int f(int v) { return __shfl_down_sync(FULLMASK, v, 1) + __shfl_xor_sync(LOW_HALF, v, 1); }\n"
+    masks = frozenset(full_mask_macros(helper))
+    assert port_source(kernel, "k.cuh", (5, 2), masks) == (
+        "__device__ int f(int v) { return __shfl_down(v, 1) + __shfl_xor_sync(LOW_HALF, v, 1); }\n",
+        {"warp_sync": 1})
+    # this file's own definition decides
+    assert port_source("#define FULLMASK 0x1\n" + kernel, "k.cuh", (5, 2), masks)[1] == {}
