@@ -241,6 +241,9 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
+        if converted and _include_on_top_unwanted(path, source.text, text):
+            text = text[len(_RUNTIME_INCLUDE):]
+            text = text[2:] if text.startswith("\r\n") else text[1:] if text.startswith(("\n", "\r")) else text
         engine_text = text
         text, fixes = port_source(text, str(path), plan.hip_version, full_masks)  # what hipify leaves: register...
         text, kept = _own_headers_kept(plan, path, source.text, text)
@@ -283,6 +286,19 @@ def _own_headers_kept(plan: Plan, path: Path, original: str, text: str) -> tuple
             after[i + shift] = line
             kept.append(i)
     return ("".join(after), kept) if kept else (text, [])
+
+
+def _include_on_top_unwanted(path: Path, original: str, text: str) -> bool:
+    """Whether the runtime include the engine put on top of a header goes: the header includes CUDA's runtime
+    itself where its author wanted it (``#ifdef FLIP_ENABLE_CUDA``), and the engine converted that include;
+    on top, it breaks the C++ files of a CPU build that include the header (FLIP). A ``.cu`` file keeps it:
+    nvcc included the runtime in every one."""
+    return (path.suffix.lower() not in (".cu",) and _added_on_top(original, text) == 1
+            and _RUNTIME_HEADER.search(original) is not None)
+
+
+#: An include of CUDA's runtime headers, as the engine converts them.
+_RUNTIME_HEADER = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cuda_runtime|cuda_runtime_api|cuda)\.h[>"]', re.M)
 
 
 def _added_on_top(original: str, text: str) -> int:

@@ -71,7 +71,9 @@ from buildport.rules.source_rules import (
     HIP_VECTOR_TYPES,
     KERNEL_POINTER_ARGUMENTS,
     TYPEDEF_NOT_TAG,
+    SYNCWARP,
     UNSYNCED_WARP_FUNCTIONS,
+    WARP_BARRIER as WAVE_BARRIER,
     WARP_SYNC_SINCE,
 )
 from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, PUNCT, Lexed, lex
@@ -85,7 +87,8 @@ FIXES: dict[str, str] = {
     "callback_macro": "`CUDART_CB` dropped (a callback's calling convention; HIP has none)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
-    "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`)",
+    "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`; "
+                 "`__syncwarp()` a wavefront barrier between fences)",
     "struct_typedef": "the struct tag of HIP names that are typedefs (`struct _hipGraphicsResource`)",
     "launch_spacing": "kernel launches written `k << <g, b >> >(...)` closed up to `<<<` and `>>>` (clang needs them)",
     "hip_defines": "device functions of the project that HIP defines too (`atomicMin(float*, float)`) kept for CUDA "
@@ -296,6 +299,12 @@ def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset())
             continue  # a partial mask means what it says: left to the finding
         # the name, "(", the mask, its comma and the blanks after it: one edit a call
         edits.append((starts[i], starts[args[1][0]], unsynced + "("))
+    for i, barrier, args in _calls(lexed, {SYNCWARP: WAVE_BARRIER}):
+        if args and not (FULL_LANE_MASK.fullmatch(mask := "".join(texts[args[0][0]:args[0][1]]))
+                         or mask in full_macros):
+            continue
+        close = args[-1][1] if args else i + 2  # the ")" of __syncwarp() or __syncwarp(mask)
+        edits.append((starts[i], starts[close] + 1, barrier))
     return edits
 
 

@@ -147,6 +147,8 @@ class _CMakeReader:
             variables[values[1]] = [str(hit) for hit in hits]
         elif name in ("include_directories", "target_include_directories"):
             for value in values:
+                # $<BUILD_INTERFACE:dir> is dir in this build; $<INSTALL_INTERFACE:...> is none of it
+                value = _BUILD_INTERFACE.sub(r"\1", value)
                 full = _substitute(value, variables)
                 if full is not None and value not in ("PUBLIC", "PRIVATE", "INTERFACE", "SYSTEM", "BEFORE"):
                     candidate = Path(full) if Path(full).is_absolute() else here / full
@@ -241,6 +243,10 @@ def _glob_recurse(pattern: Path) -> list[Path]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         hits += [Path(dirpath) / f for f in sorted(filenames) if fnmatch.fnmatchcase(f, name)]
     return hits
+
+
+#: A folder given to the build only (``$<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>``).
+_BUILD_INTERFACE = re.compile(r"^\$<BUILD_INTERFACE:([^<>]*)>$")
 
 
 def _absolute(written: str) -> bool:

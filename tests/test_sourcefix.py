@@ -136,10 +136,14 @@ __device__ float reduce(float v, int p) {
 
 def test_warp_sync_calls_over_the_whole_warp_become_what_an_older_rocm_has() -> None:
     """ROCm before 6.2 has no __shfl_*_sync/__any_sync/__all_sync/__ballot_sync; over the whole warp the forms
-    without a mask are the same (HeCBench's human ports did this). A partial mask and __syncwarp stay."""
+    without a mask are the same (HeCBench's human ports did this); __syncwarp() a wavefront barrier. A partial
+    mask stays."""
+    from buildport.rules.source_rules import WARP_BARRIER
+
     new, fixes = port_source(WARPS, "reduce.cuh", (5, 2))
-    assert fixes == {"warp_sync": 5}
+    assert fixes == {"warp_sync": 6}
     assert new == (WARPS.replace("__shfl_down_sync(0xFFFFFFFF, v, o)", "__shfl_down(v, o)")
+                   .replace("__syncwarp()", WARP_BARRIER)
                    .replace("__shfl_xor_sync(FULL_MASK, v, 1, 32)", "__shfl_xor(v, 1, 32)")
                    .replace("__ballot_sync(__activemask(), p)", "__ballot(p)")
                    .replace("__any_sync(~0u, p)", "__any(p)")
@@ -147,7 +151,7 @@ def test_warp_sync_calls_over_the_whole_warp_become_what_an_older_rocm_has() -> 
     assert port_source(WARPS, "reduce.cuh", (6, 2)) == (WARPS, {})  # ROCm 6.2 has them
     assert port_source(WARPS, "reduce.cuh") == (WARPS, {})  # the installed ROCm unknown: left
     left = {f.rule for f in scan_source(new, "reduce.cuh")}
-    assert {"warp-sync-intrinsic", "warp-mask-32bit"} <= left  # __all_sync(HALF..), __syncwarp; the 64-bit ballot
+    assert {"warp-sync-intrinsic", "warp-mask-32bit"} <= left  # __all_sync(HALF..); the 64-bit ballot
 
 
 def test_device_launch_parameters_and_vector_functions_become_hips() -> None:
@@ -262,3 +266,16 @@ def test_a_warp_mask_macro_another_header_defines_counts() -> None:
         {"warp_sync": 1})
     # this file's own definition decides
     assert port_source("#define FULLMASK 0x1\n" + kernel, "k.cuh", (5, 2), masks)[1] == {}
+
+
+def test_syncwarp_over_the_whole_warp_becomes_a_wavefront_barrier_before_rocm_6_2() -> None:
+    """HeCBench's lsqt calls __syncwarp() between volatile shared-memory steps; ROCm 5.2 has no __syncwarp."""
+    from buildport.rules.source_rules import WARP_BARRIER
+
+    text = "__device__ void f(volatile float *s, int t) {\n  s[t] += s[t + 32]; __syncwarp();\n" \
+           "  s[t] += s[t + 16]; __syncwarp(0xffffffff);\n  s[t] += s[t + 8]; __syncwarp(lanes);\n}\n"
+    fixed, counts = port_source(text, "a.hip", (5, 2))
+    assert counts == {"warp_sync": 2}
+    assert fixed == text.replace("__syncwarp()", WARP_BARRIER).replace("__syncwarp(0xffffffff)", WARP_BARRIER)
+    assert "__syncwarp(lanes)" in fixed  # a partial mask: left to the finding
+    assert port_source(text, "a.hip", (6, 2)) == (text, {})  # ROCm 6.2 has it

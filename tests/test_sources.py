@@ -136,3 +136,15 @@ def test_make_words_made_of_simple_variables_are_expanded(tmp_path: Path) -> Non
     found = SourceSet()
     make_sources(tmp_path / "Makefile", tmp_path, found)
     assert {str(p.relative_to(tmp_path.resolve())) for p in found.sources} == {"scripts/list-cuda-cc.cc", "a.cu", "b.cu"}
+
+
+def test_include_folders_given_to_the_build_only_are_the_builds(tmp_path: Path) -> None:
+    """cuSZ writes target_include_directories(x PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>)."""
+    _tree(tmp_path, {
+        "CMakeLists.txt": "add_library(r r.cu)\ntarget_include_directories(r PUBLIC\n"
+                          "  $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:include>)\n",
+        "r.cu": "", "include/err.h": "",
+    })  # fmt: skip
+    found = SourceSet()
+    cmake_sources(tmp_path / "CMakeLists.txt", tmp_path, found)
+    assert found.include_dirs == {(tmp_path / "include").resolve()}

@@ -88,6 +88,9 @@ if(hip_cu_sources)
 endif()"""
 
 
+#: An imported target of CUDA's toolkit (FindCUDAToolkit's ``CUDA::nvml``).
+_IMPORTED_CUDA_TARGET = re.compile(r"CUDA::\w+")
+
 #: Properties whose value is a file's path (an imported library's).
 _PATH_PROPERTY = re.compile(r"^IMPORTED_(?:LOCATION|IMPLIB)(?:_\w+)?$")
 
@@ -213,8 +216,14 @@ class Libraries:
             private = scope in ("PRIVATE", "LINK_PRIVATE")
             new = library_replacement(lib, hip and private)
             if new is None:
+                imported = _IMPORTED_CUDA_TARGET.fullmatch(value_of(text))
+                if imported is not None:
+                    # nothing defines CUDA:: targets once CUDA's toolkit is not found: linked where one exists,
+                    # so the configure goes on and only the code that uses the library waits for a person
+                    ctx.edits.replace(arg, f"$<TARGET_NAME_IF_EXISTS:{value_of(text)}>")
                 ctx.report(arg.start, "cmake-library-unported", Severity.WARNING,
-                           f"{text}: {lib.note}", "port the code that uses it by hand")
+                           f"{text}: {lib.note}" + (" (linked only where the target exists)" if imported else ""),
+                           "port the code that uses it by hand")
                 continue
             if new == "hip::host":
                 if has_host:

@@ -576,6 +576,11 @@ UNSYNCED_WARP_FUNCTIONS: Mapping[str, str] = MappingProxyType({
     "__shfl_xor_sync": "__shfl_xor", "__any_sync": "__any", "__all_sync": "__all", "__ballot_sync": "__ballot",
 })
 WARP_SYNC_SINCE = (6, 2)
+# __syncwarp() (or over the whole warp's mask) before ROCm 6.2: the wavefront's barrier between a release and an
+# acquire fence, as ROCm 6.2's own __syncwarp is written (a comma expression: it stands where the call stood).
+SYNCWARP = "__syncwarp"
+WARP_BARRIER = ('(__builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"), __builtin_amdgcn_wave_barrier(), '
+                '__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront"))')
 # A lane mask that names every lane (of a 32-lane warp, or of any): the mask argument can go.
 FULL_LANE_MASK = re.compile(
     r"(?:0[xX][fF]{8}(?:[fF]{8})?|~0|-1|4294967295)(?:[uU]?[lL]{0,2}|[lL]{0,2}[uU]?)|__activemask\(\)"

@@ -83,6 +83,15 @@ PROJECTS = {
         # headers reached through include_directories(src/gpu)
         sources=("src/gpu/EnergyKernel.cu", "src/gpu/Variables.cuh", "src/extra/deep/Scale.cu"),
     ),
+    "cmake-cpu-gpu-header": Project(
+        kind="cmake",
+        executables=("compare-cpu", "compare-gpu"),
+        build_files=("CMakeLists.txt",),
+        # compare.h includes CUDA's runtime only in the GPU build: hipify's include on top of it is taken off
+        # again, or the C++ compiler of the CPU tool meets HIP's headers without the platform defined
+        sources=("compare.h", "tool.cu"),
+        device_code=("compare-gpu",),
+    ),
     "cmake-computed-sources": Project(
         kind="cmake",
         executables=("solve",),
@@ -214,6 +223,10 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
 
     computed = (PROJECTS_DIR / "make-computed-sources" / "Makefile").read_text()
     assert "$(foreach s,$(SOLVERS),$(wildcard solvers/$(s)/*.cu))" in computed and "jacobi.cu" not in computed
+
+    header = (PROJECTS_DIR / "cmake-cpu-gpu-header" / "compare.h").read_text()
+    assert "#ifdef COMPARE_GPU\n#include <cuda_runtime.h>" in header and "__global__" in header
+    assert '#include "compare.h"' in (PROJECTS_DIR / "cmake-cpu-gpu-header" / "tool.cpp").read_text()
 
     computed_cmake = (PROJECTS_DIR / "cmake-computed-sources" / "CMakeLists.txt").read_text()
     assert "foreach(solver IN LISTS SOLVERS)" in computed_cmake and "jacobi" not in computed_cmake.split("SOLVERS ")[0]
