@@ -11,18 +11,17 @@ project of the CUDA language does not configure, and the static reading stands a
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from buildport.asking import Answer, in_project, run_group, tool_environment
 from buildport.dryrun import copy_project
 
 #: The languages whose sources are converted.
@@ -36,16 +35,15 @@ _ERROR = re.compile(r"^CMake Error.*$", re.MULTILINE)
 
 
 @dataclass
-class Configure:
-    """What CMake's File API said of one top-level CMakeLists.txt."""
+class Configure(Answer):
+    """What CMake's File API said of one top-level CMakeLists.txt: the sources and include folders of its
+    targets, and how many targets."""
 
-    lists_file: Path
-    ok: bool
-    #: Why it could not answer (CMake or a CUDA compiler missing, the configure failed); empty when it did.
-    why: str = ""
-    sources: set[Path] = field(default_factory=set)
-    include_dirs: set[Path] = field(default_factory=set)
     targets: int = 0
+
+    @property
+    def lists_file(self) -> Path:
+        return self.build_file
 
 
 def cmake_program() -> str | None:
@@ -144,18 +142,11 @@ def _configure(cmake: str, nvcc: str, toolkit: Path | None, source: Path, build:
                f"-DCMAKE_CUDA_COMPILER={compiler}"]  # fmt: skip
     if toolkit is not None:  # for FindCUDA and FindCUDAToolkit too, which look for nvcc on PATH
         command += [f"-DCMAKE_PREFIX_PATH={toolkit}", f"-DCUDA_TOOLKIT_ROOT_DIR={toolkit}", f"-DCUDAToolkit_ROOT={toolkit}"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE") and k != "MFLAGS"}
-    env["LC_ALL"] = "C"
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                               text=True, errors="replace", env=env, start_new_session=True)  # fmt: skip
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+    done = run_group(command, tool_environment(), timeout)
+    if done is None:
         return Configure(source, False, f"cmake took longer than {timeout:.0f} s to configure")
-    if process.returncode != 0:
+    returncode, stdout, stderr = done
+    if returncode != 0:
         return Configure(source, False, f"the configure failed: {_first_error(stderr + stdout)}")
     return read_codemodel(build, source)
 
@@ -214,13 +205,5 @@ def read_codemodel(build: Path, source: Path) -> Configure:
 
 def _answered_in(result: Configure, lists_file: Path, copy: Path, root: Path) -> Configure:
     """``result`` (of the scratch copy) with its paths in the project; those outside the copy dropped."""
-
-    def moved(paths: set[Path]) -> set[Path]:
-        out = set()
-        for path in paths:
-            with contextlib.suppress(ValueError):
-                out.add(root / path.relative_to(copy))
-        return out
-
-    return Configure(lists_file, result.ok, result.why, moved(result.sources), moved(result.include_dirs),
-                     result.targets)
+    return Configure(lists_file, result.ok, result.why, in_project(result.sources, copy, root),
+                     in_project(result.include_dirs, copy, root), result.targets)

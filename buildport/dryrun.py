@@ -11,16 +11,15 @@ which way each was found.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
-import signal
 import shutil
-import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+
+from buildport.asking import Answer, in_project, run_group, tool_environment
 
 #: What a compile command names as its input.
 COMPILED_SUFFIXES = (".cu", ".c", ".cpp", ".cc", ".cxx", ".C")
@@ -45,16 +44,12 @@ _DIRECTORY = re.compile(r"^\S*make(?:\[\d+\])?: (Entering|Leaving) directory ['`
 _CD = re.compile(r"^\s*\(?\s*cd\s+(\S+)\s*(?:&&|;)")
 
 
-@dataclass
-class DryRun:
+class DryRun(Answer):
     """What make's dry run of one Makefile said."""
 
-    makefile: Path
-    ok: bool
-    #: Why it could not answer (make missing, an error, a timeout); empty when it did.
-    why: str = ""
-    sources: set[Path] = field(default_factory=set)
-    include_dirs: set[Path] = field(default_factory=set)
+    @property
+    def makefile(self) -> Path:
+        return self.build_file
 
 
 def make_program() -> str | None:
@@ -82,10 +77,8 @@ def dry_runs(root: Path, makefiles: list[Path]) -> list[DryRun]:
         stub.mkdir()
         (stub / "nvcc").write_text(_STUB_NVCC)
         (stub / "nvcc").chmod(0o755)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE") and k != "MFLAGS"}
+        env = tool_environment()  # make's "Entering directory" lines, untranslated
         env["PATH"] = os.pathsep.join([str(stub), env.get("PATH", "")])
-        env["LC_ALL"] = "C"  # make's "Entering directory" lines, untranslated
-        env.pop("LANGUAGE", None)
         left = float(BUDGET)
         for makefile in chosen:
             relative = makefile.resolve().relative_to(root.resolve())
@@ -109,20 +102,14 @@ def _dry_run(make: str, makefile: Path, env: dict[str, str], timeout: float) -> 
 
     started = time.monotonic()
     command = [make, "-n", "-B", "-k", "-w", "-f", makefile.name, "-C", str(makefile.parent)]
-    # its own process group: what a $(shell ...) started goes too when the time is up
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                               text=True, errors="replace", env=env, start_new_session=True)  # fmt: skip
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
+    done = run_group(command, env, timeout)
+    if done is None:
         return _Timed(DryRun(makefile, False, f"make -n took longer than {timeout:.0f} s"), timeout)
+    returncode, stdout, stderr = done
     seconds = time.monotonic() - started
     result = read_commands(stdout, makefile.parent)
-    result.makefile = makefile
-    if not result.sources and process.returncode != 0:
+    result.build_file = makefile
+    if not result.sources and returncode != 0:
         error = next((line for line in stderr.splitlines() if "***" in line), stderr.strip()[:200])
         return _Timed(DryRun(makefile, False, f"make -n failed: {error}"), seconds)
     return _Timed(result, seconds)
@@ -169,17 +156,8 @@ def _add_dir(found: DryRun, path: Path) -> None:
 
 def _answered_in(result: DryRun, makefile: Path, copy: Path, root: Path) -> DryRun:
     """``result`` (of the scratch copy) with its paths in the project, those outside the copy dropped."""
-
-    def moved(paths: set[Path]) -> set[Path]:
-        out = set()
-        for path in paths:
-            try:
-                out.add(root / path.relative_to(copy))
-            except ValueError:
-                continue
-        return out
-
-    return DryRun(makefile, result.ok, result.why, moved(result.sources), moved(result.include_dirs))
+    return DryRun(makefile, result.ok, result.why, in_project(result.sources, copy, root),
+                  in_project(result.include_dirs, copy, root))
 
 
 def copy_project(root: Path, copy: Path) -> None:

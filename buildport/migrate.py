@@ -16,8 +16,9 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
+from buildport.asking import Answer
 from buildport.cmakeapi import Configure, configures
 from buildport.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
@@ -187,7 +188,7 @@ def _ask_cmake(plan: Plan, cmake_files: list[Path]) -> None:
 
 
 def _combine(plan: Plan, files: list[Path], read: Callable[[Path, Path, SourceSet], None],
-             answers: list[DryRun] | list[Configure]) -> tuple[list[Path], list[Path]]:  # fmt: skip
+             answers: Sequence[Answer]) -> tuple[list[Path], list[Path]]:  # fmt: skip
     """The build tool's ``answers`` combined with the static reading (``read``) of ``files``: the sources only
     the tool named are added to the plan, with its include folders; returned with the compiled sources only
     the static reading names, where every answer came (those are kept: another configuration may compile
