@@ -63,6 +63,7 @@ from typing import TypeVar
 
 from buildport.rules.source_rules import (
     C_DEFAULT_ARGUMENTS,
+    CUB_MACRO_FALLBACKS,
     CUDA_HEADER_MACROS,
     FULL_LANE_MASK,
     HEADER_RENAMES,
@@ -95,6 +96,7 @@ FIXES: dict[str, str] = {
                    "only",
     "vector_operators": "the project's own `operator+=` and friends of a HIP vector type (`float3 &a, const float3 &b`) "
                         "kept for CUDA only (HIP's vector types define them; both are ambiguous)",
+    "cub_macros": "CUB's macros hipCUB lacks written with hipCUB's (`CubDebugExit(e)`)",
     "own_headers": "includes of the project's own headers named like CUDA's put back (hipify renamed `\"cuda.h\"`)",
     "kernel_pointer": "kernels given to `hipFuncSetCacheConfig` and friends cast to `const void*` (HIP has no "
                       "template overload)",
@@ -308,6 +310,21 @@ def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset())
     return edits
 
 
+def _cub_macros(text: str, lexed: Lexed) -> list[Edit]:
+    """Each call of a macro of :data:`CUB_MACRO_FALLBACKS` with one argument, written as hipCUB's expression
+    (unless the file defines the macro itself)."""
+    defined = lexed.defined()
+    starts, texts = lexed.code.starts, lexed.code.texts
+    edits: list[Edit] = []
+    for i, fallback, args in _calls(lexed, CUB_MACRO_FALLBACKS):
+        if len(args) != 1 or texts[i] in defined:
+            continue
+        first, end = args[0]
+        argument = text[starts[first] : starts[end - 1] + len(texts[end - 1])]
+        edits.append((starts[i], starts[end] + 1, fallback.format(argument)))
+    return edits
+
+
 def _hip_defines(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``__device__`` definition of a function :data:`HIP_DEFINED_DEVICE_FUNCTIONS` names, for the
     parameter types HIP defines it for, put between ``#ifndef __HIP_PLATFORM_AMD__`` and ``#endif``."""
@@ -479,6 +496,7 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "struct_typedef": (_struct_typedefs, lambda text: any(name in text for name in TYPEDEF_NOT_TAG)),
     "launch_spacing": (_launch_spacing, lambda text: "<< <" in text or "<<\t<" in text),
     "hip_defines": (_hip_defines, lambda text: "__device__" in text and any(n in text for n in HIP_DEFINED_DEVICE_FUNCTIONS)),
+    "cub_macros": (_cub_macros, lambda text: any(name in text for name in CUB_MACRO_FALLBACKS)),
     "vector_operators": (_vector_operators, lambda text: _COMPOUND_OPERATOR.search(text) is not None),
 }
 assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers"} == set(FIXES)

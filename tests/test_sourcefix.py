@@ -279,3 +279,13 @@ def test_syncwarp_over_the_whole_warp_becomes_a_wavefront_barrier_before_rocm_6_
     assert fixed == text.replace("__syncwarp()", WARP_BARRIER).replace("__syncwarp(0xffffffff)", WARP_BARRIER)
     assert "__syncwarp(lanes)" in fixed  # a partial mask: left to the finding
     assert port_source(text, "a.hip", (6, 2)) == (text, {})  # ROCm 6.2 has it
+
+
+def test_cub_macros_hipcub_lacks_are_written_with_hipcubs() -> None:
+    """GOMC checks CUB calls with CubDebugExit, which hipify leaves and hipCUB 5.7 does not define."""
+    text = "void f() {\n  CubDebugExit(hipcub::DeviceReduce::Sum(tmp, bytes, in, out, n));\n}\n"
+    assert port_source(text, "a.hip") == (
+        "void f() {\n  (HipcubDebug(hipcub::DeviceReduce::Sum(tmp, bytes, in, out, n)) ? exit(1) : (void)0);\n}\n",
+        {"cub_macros": 1})
+    own = "#define CubDebugExit(e) check(e)\n" + text
+    assert port_source(own, "a.hip") == (own, {})  # the project's own macro

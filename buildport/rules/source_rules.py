@@ -685,6 +685,13 @@ HIP_VECTOR_TYPES = frozenset(
     for width in (1, 2, 3, 4)
 )
 
+# CUB's macros hipify leaves (hipify-perl 6.0 has no HIP name) and hipCUB lacks, as an expression of hipCUB's own
+# (CUB: `if (cub::Debug(e, __FILE__, __LINE__)) exit(1)`): buildport.sourcefix writes the call `{0}` with its
+# argument in place (GOMC's CubDebugExit).
+CUB_MACRO_FALLBACKS: Mapping[str, str] = MappingProxyType({
+    "CubDebugExit": "(HipcubDebug({0}) ? exit(1) : (void)0)",
+})
+
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
 
