@@ -67,6 +67,7 @@ from buildport.rules.source_rules import (
     CUDA_HEADER_MACROS,
     FULL_LANE_MASK,
     HEADER_RENAMES,
+    hipcub_header,
     HIP_DEFINED_DEVICE_FUNCTIONS,
     HIP_VECTOR_MEMBER_OPERATORS,
     HIP_VECTOR_TYPES,
@@ -165,7 +166,8 @@ def _headers(text: str, lexed: Lexed) -> list[Edit]:
     for directive in lexed.directives:
         tokens = directive.tokens
         if directive.name == "include" and tokens.kinds[:1] == [HEADER]:
-            instead = HEADER_RENAMES.get(tokens.texts[0][1:-1])
+            name = tokens.texts[0][1:-1]
+            instead = HEADER_RENAMES.get(name) or hipcub_header(name)
             if instead is not None:
                 at = tokens.starts[0]
                 edits.append((at + 1, at + len(tokens.texts[0]) - 1, instead))  # the delimiters stay
@@ -490,7 +492,7 @@ def _dropped(text: str, lexed: Lexed, words: frozenset[str]) -> list[Edit]:
 
 _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bool]]] = {
     "header_tests": (_header_tests, _header_hint),
-    "headers": (_headers, lambda text: any(name in text for name in HEADER_RENAMES)),
+    "headers": (_headers, lambda text: "cub/" in text or any(name in text for name in HEADER_RENAMES)),
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
     "struct_typedef": (_struct_typedefs, lambda text: any(name in text for name in TYPEDEF_NOT_TAG)),

@@ -289,3 +289,12 @@ def test_cub_macros_hipcub_lacks_are_written_with_hipcubs() -> None:
         {"cub_macros": 1})
     own = "#define CubDebugExit(e) check(e)\n" + text
     assert port_source(own, "a.hip") == (own, {})  # the project's own macro
+
+
+def test_cub_headers_hipify_leaves_become_hipcubs() -> None:
+    """hipify renames <cub/cub.cuh> only; HeCBench's moe includes <cub/util_type.cuh> too."""
+    text = ('#include <cub/util_type.cuh>\n#include "cub/block/block_reduce.cuh"\n#include <cub/util_debug.cuh>\n'
+            "#include <cubature.h>\n")
+    assert port_source(text, "kernels.h") == (
+        '#include <hipcub/util_type.hpp>\n#include "hipcub/block/block_reduce.hpp"\n#include <hipcub/hipcub.hpp>\n'
+        "#include <cubature.h>\n", {"headers": 3})

@@ -646,6 +646,35 @@ HEADER_RENAMES: Mapping[str, str] = MappingProxyType({
     "nccl.h": "rccl/rccl.h",  # RCCL keeps NCCL's API; its header is rccl/rccl.h (hipify-perl 6.0.2 has no mapping)
 })
 
+# CUB's headers hipify leaves (it renames <cub/cub.cuh> only) -> hipCUB's of the same path, which hipCUB 5.7
+# installs as hipcub/<path>.hpp; another cub/ header (util_debug.cuh, ...) -> the whole library, hipcub.hpp.
+HIPCUB_HEADERS = frozenset((
+    *(f"block/block_{n}" for n in ("adjacent_difference", "discontinuity", "exchange", "histogram", "load",
+                                   "merge_sort", "radix_rank", "radix_sort", "raking_layout", "reduce",
+                                   "run_length_decode", "scan", "shuffle", "store")),
+    "block/radix_rank_sort_operations", "config",
+    *(f"device/device_{n}" for n in ("adjacent_difference", "histogram", "merge_sort", "partition", "radix_sort",
+                                     "reduce", "run_length_encode", "scan", "segmented_radix_sort",
+                                     "segmented_reduce", "segmented_sort", "select", "spmv")),
+    *(f"grid/grid_{n}" for n in ("barrier", "even_share", "mapping", "queue")),
+    *(f"iterator/{n}" for n in ("arg_index_input_iterator", "cache_modified_input_iterator",
+                                "cache_modified_output_iterator", "constant_input_iterator",
+                                "counting_input_iterator", "discard_output_iterator", "tex_obj_input_iterator",
+                                "tex_ref_input_iterator", "transform_input_iterator")),
+    *(f"thread/thread_{n}" for n in ("load", "operators", "reduce", "scan", "search", "sort", "store")),
+    "util_allocator", "util_ptx", "util_type",
+    *(f"warp/warp_{n}" for n in ("exchange", "load", "merge_sort", "reduce", "scan", "store")),
+))
+
+
+def hipcub_header(name: str) -> str | None:
+    """What ``#include <cub/...>`` becomes (``cub/util_type.cuh`` → ``hipcub/util_type.hpp``); None for other names."""
+    if not name.startswith("cub/") or not name.endswith((".cuh", ".h", ".hpp")):
+        return None
+    path = name[len("cub/"):].rsplit(".", 1)[0]
+    return f"hipcub/{path}.hpp" if path in HIPCUB_HEADERS else "hipcub/hipcub.hpp"
+
+
 # HIP functions a hipified C file calls with fewer arguments than their C declaration takes, where C++ has a
 # default (a template, or a __dparm parameter) and the CUDA function hipify mapped from took fewer in C:
 # name -> (the arguments given, the defaults written after them) (buildport.sourcefix).
