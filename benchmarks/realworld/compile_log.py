@@ -24,6 +24,14 @@ _NESTED = "REALWORLD_LOG_NESTED"
 _KEEP = 6000  # characters of a failed run's output kept in the log
 
 
+def _kept(output: str) -> str:
+    """A failed run's output, at most ``_KEEP`` characters: from its first error on (the warnings before it
+    would crowd it out), with the lines that lead to it (``In file included from``)."""
+    at = output.find("error")
+    start = 0 if at < 0 else output.rfind("\n", 0, max(0, at - 2000)) + 1
+    return output[start : start + _KEEP]
+
+
 def _real_program(name: str) -> str | None:
     """The first ``name`` on PATH that is not in this script's folder."""
     here = os.path.dirname(os.path.realpath(__file__))
@@ -74,7 +82,7 @@ def main() -> int:
         "argv": command[1:],
         "cwd": os.getcwd(),
         "rc": done.returncode,
-        "output": output[:_KEEP] if done.returncode else "",
+        "output": _kept(output) if done.returncode else "",
     })  # fmt: skip
     return done.returncode
 
