@@ -111,7 +111,7 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
         elif isinstance(line, Define):
             commands = line.body_text.splitlines()
         for command in commands:
-            words = command.split()
+            words = _CONTINUATION.sub(" ", command).split()  # rm -f x; \ <newline> $(NVCC) ...: one command line
             if words and "-o" in words and "-c" not in words:
                 first = words[0].lstrip("@-+")
                 if HOST_LINKERS.match(first):
@@ -224,6 +224,9 @@ def command_position(words: list[str], i: int) -> bool:
         return command_position(words, i - 1)
     return before in _SHELL_LEADS or before.endswith((";", "&&")) or bool(REFERENCE.match(before.lstrip("@-+")))
 
+
+#: A recipe line continued on the next (the shell reads one line).
+_CONTINUATION = re.compile(r"\\\r?\n")
 
 #: ``NAME=value`` before a command: its environment, not the program.
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
