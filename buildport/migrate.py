@@ -243,8 +243,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
         if converted and _include_on_top_unwanted(path, source.text, text):
-            text = text[len(_RUNTIME_INCLUDE):]
-            text = text[2:] if text.startswith("\r\n") else text[1:] if text.startswith(("\n", "\r")) else text
+            text = "".join(text.splitlines(keepends=True)[1:])
         engine_text = text
         text, fixes = port_source(text, str(path), plan.hip_version, full_masks)  # what hipify leaves: register...
         text, kept = _own_headers_kept(plan, path, source.text, text)
@@ -295,11 +294,11 @@ def _include_on_top_unwanted(path: Path, original: str, text: str) -> bool:
     on top, it breaks the C++ files of a CPU build that include the header (FLIP). A ``.cu`` file keeps it:
     nvcc included the runtime in every one."""
     return (path.suffix.lower() not in (".cu",) and _added_on_top(original, text) == 1
-            and _RUNTIME_HEADER.search(original) is not None)
+            and any((m.group(1) or m.group(2)) in _RUNTIME_HEADERS for m in INCLUDE_DIRECTIVE.finditer(original)))
 
 
-#: An include of CUDA's runtime headers, as the engine converts them.
-_RUNTIME_HEADER = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:cuda_runtime|cuda_runtime_api|cuda)\.h[>"]', re.M)
+#: CUDA's runtime headers, whose includes the engine converts.
+_RUNTIME_HEADERS = frozenset({"cuda_runtime.h", "cuda_runtime_api.h", "cuda.h"})
 
 
 def _added_on_top(original: str, text: str) -> int:

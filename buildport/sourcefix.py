@@ -75,7 +75,7 @@ from buildport.rules.source_rules import (
     TYPEDEF_NOT_TAG,
     SYNCWARP,
     UNSYNCED_WARP_FUNCTIONS,
-    WARP_BARRIER as WAVE_BARRIER,
+    WARP_BARRIER,
     WARP_SYNC_SINCE,
 )
 from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, PUNCT, Lexed, lex
@@ -303,7 +303,7 @@ def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset())
             continue  # a partial mask means what it says: left to the finding
         # the name, "(", the mask, its comma and the blanks after it: one edit a call
         edits.append((starts[i], starts[args[1][0]], unsynced + "("))
-    for i, barrier, args in _calls(lexed, {SYNCWARP: WAVE_BARRIER}):
+    for i, barrier, args in _calls(lexed, {SYNCWARP: WARP_BARRIER}):
         if args and not (FULL_LANE_MASK.fullmatch(mask := "".join(texts[args[0][0]:args[0][1]]))
                          or mask in full_macros):
             continue
