@@ -50,6 +50,16 @@ preprocessor lines change, never comments or strings.
   tag (:data:`~buildport.rules.source_rules.TYPEDEF_NOT_TAG`), which C++ refuses after
   ``struct``: that tag is written instead (a header that includes no HIP header keeps
   its opaque pointer, in C too).
+* ``fallbacks``: a function hipify maps to, or CUDA defines and hipify leaves, that the installed HIP may
+  lack (:data:`~buildport.rules.source_rules.FALLBACKS`: ``__dp4a``, which HIP has never had, and
+  ``hipsparseGetErrorString``, which hipSPARSE has from 3.0 on) gets a definition of the same meaning,
+  after the last unconditional ``#include`` before the file's first use, under the condition that HIP
+  lacks it and a guard of its own (so a file and its header may both carry it). A file that defines or
+  guards the name itself is left.
+* ``intrinsic_casts``: CUDA declares ``__ffs(int)`` and ``__ffsll(long long int)`` only; HIP adds an
+  unsigned overload of each (:data:`~buildport.rules.source_rules.SINGLE_TYPE_INTRINSICS`), so a call
+  with another integer type (``__ffsll(uint64_t)``) is ambiguous there. The argument is cast to CUDA's
+  type, which is what the call converted it to with nvcc (a literal, or a cast already written, is left).
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -65,6 +75,7 @@ from buildport.rules.source_rules import (
     C_DEFAULT_ARGUMENTS,
     CUB_MACRO_FALLBACKS,
     CUDA_HEADER_MACROS,
+    FALLBACKS,
     FULL_LANE_MASK,
     HEADER_RENAMES,
     hipcub_header,
@@ -72,13 +83,14 @@ from buildport.rules.source_rules import (
     HIP_VECTOR_MEMBER_OPERATORS,
     HIP_VECTOR_TYPES,
     KERNEL_POINTER_ARGUMENTS,
+    SINGLE_TYPE_INTRINSICS,
     TYPEDEF_NOT_TAG,
     SYNCWARP,
     UNSYNCED_WARP_FUNCTIONS,
     WARP_BARRIER,
     WARP_SYNC_SINCE,
 )
-from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, PUNCT, Lexed, lex
+from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, NUMBER, PUNCT, Lexed, lex
 from buildport.textio import spliced
 
 #: Fix id → what it did, as MIGRATION.md says it (after the count).
@@ -101,10 +113,15 @@ FIXES: dict[str, str] = {
     "own_headers": "includes of the project's own headers named like CUDA's put back (hipify renamed `\"cuda.h\"`)",
     "kernel_pointer": "kernels given to `hipFuncSetCacheConfig` and friends cast to `const void*` (HIP has no "
                       "template overload)",
+    "intrinsic_casts": "arguments of `__ffs`/`__ffsll` cast to the one type CUDA declares them for (HIP overloads "
+                       "them for signed and unsigned; another type is ambiguous)",
+    "fallbacks": "functions the installed HIP may lack defined before their first use, under a test of that "
+                 "(`__dp4a`; `hipsparseGetErrorString` before hipSPARSE 3.0)",
 }
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
-_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2, "vector_operators": 2}
+_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2, "vector_operators": 2,
+                  "intrinsic_casts": 2}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
@@ -312,6 +329,93 @@ def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset())
     return edits
 
 
+def _intrinsic_casts(text: str, lexed: Lexed) -> list[Edit]:
+    """The argument of each one-argument call of :data:`SINGLE_TYPE_INTRINSICS` cast to CUDA's type; a number,
+    or an argument that is a cast, is left."""
+    kinds, texts, starts = lexed.code.kinds, lexed.code.texts, lexed.code.starts
+    edits: list[Edit] = []
+    for i, cuda_type, arguments in _calls(lexed, SINGLE_TYPE_INTRINSICS):
+        if len(arguments) != 1 or texts[i] in lexed.defined():
+            continue
+        first, end = arguments[0]
+        if end - first == 1 and kinds[first] == NUMBER or texts[first] == "(" and _is_cast(texts, first, end):
+            continue
+        edits.append((starts[first], starts[first], f"({cuda_type})("))
+        edits.append((starts[end - 1] + len(texts[end - 1]),) * 2 + (")",))
+    return edits
+
+
+def _is_cast(texts: list[str], first: int, end: int) -> bool:
+    """Whether the tokens from ``first`` (a ``(``) begin with a C cast to a built-in integer type."""
+    close = texts.index(")", first, end) if ")" in texts[first:end] else -1
+    return close > first + 1 and all(t in _INTEGER_WORDS for t in texts[first + 1:close]) and close + 1 < end
+
+
+_INTEGER_WORDS = frozenset(("int", "long", "unsigned", "signed", "short", "char", "const", "int64_t", "uint64_t",
+                            "int32_t", "uint32_t", "size_t"))
+
+
+def _fallbacks(text: str, lexed: Lexed) -> list[Edit]:
+    """For each name of :data:`FALLBACKS` the file uses and neither defines nor guards: its definition, under its
+    condition, after the last ``#include`` outside any conditional that comes before the first use (or first)."""
+    texts = lexed.code.texts
+    used: dict[str, int] = {}
+    for tokens in (lexed.code, *(d.tokens for d in lexed.directives)):
+        for kind, word, start in zip(tokens.kinds, tokens.texts, tokens.starts):
+            if kind == IDENT and word in FALLBACKS and start < used.get(word, len(text)):
+                used[word] = start
+    defined = lexed.defined()
+    for i, _, arguments in _calls(lexed, FALLBACKS):
+        close = arguments[-1][1] if arguments else i + 2
+        if close + 1 < len(texts) and texts[close + 1] == "{":
+            defined |= {texts[i]}  # the file's own definition
+    newline = "\r\n" if "\r\n" in text else "\n"
+    edits: list[Edit] = []
+    for name, first_use in sorted(used.items(), key=lambda item: item[1]):
+        guard = _fallback_guard(name)
+        if name in defined or guard in defined:
+            continue
+        fallback = FALLBACKS[name]
+        lines = [f"#if defined(__HIP_PLATFORM_AMD__) && !defined({guard})", f"#define {guard}",
+                 f"#include <{fallback.header}>"]
+        body = fallback.definition.splitlines()
+        lines += body if fallback.lacking == "1" else [f"#if {fallback.lacking}", *body, "#endif"]
+        lines.append("#endif")
+        at = _after_includes(text, lexed, first_use)
+        lead = newline if at == len(text) and not text.endswith(("\n", "\r")) else ""
+        edits.append((at, at, lead + "".join(line + newline for line in lines)))
+    return edits
+
+
+def _fallback_guard(name: str) -> str:
+    return "BUILDPORT_FALLBACK_" + name.strip("_").upper()
+
+
+def _after_includes(text: str, lexed: Lexed, before: int) -> int:
+    """Where the line after the last ``#include`` before ``before`` begins that every preprocessor branch
+    reaching ``before`` also reaches (one in a header's include guard does; one in an ``#if`` closed before, or
+    in another branch, does not); the text's start, after a byte-order mark, when there is none."""
+    at = 1 if text.startswith("\ufeff") else 0
+    branches: list[int] = []  # the open conditionals: an id for the branch of each
+    found: list[tuple[int, tuple[int, ...]]] = []
+    for count, directive in enumerate(lexed.directives):
+        if directive.start >= before:
+            break
+        if directive.name in ("if", "ifdef", "ifndef"):
+            branches.append(count)
+        elif directive.name in ("elif", "else", "elifdef", "elifndef") and branches:
+            branches[-1] = count
+        elif directive.name == "endif" and branches:
+            branches.pop()
+        elif directive.name == "include":
+            end = text.find("\n", directive.start)  # (an include line does not continue)
+            found.append((len(text) if end < 0 else end + 1, tuple(branches)))
+    for after, within in reversed(found):
+        if tuple(branches[:len(within)]) == within:
+            return after
+    return at
+
+
 def _cub_macros(text: str, lexed: Lexed) -> list[Edit]:
     """Each call of a macro of :data:`CUB_MACRO_FALLBACKS` with one argument, written as hipCUB's expression
     (unless the file defines the macro itself)."""
@@ -500,5 +604,7 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "hip_defines": (_hip_defines, lambda text: "__device__" in text and any(n in text for n in HIP_DEFINED_DEVICE_FUNCTIONS)),
     "cub_macros": (_cub_macros, lambda text: any(name in text for name in CUB_MACRO_FALLBACKS)),
     "vector_operators": (_vector_operators, lambda text: _COMPOUND_OPERATOR.search(text) is not None),
+    "fallbacks": (_fallbacks, lambda text: any(name in text for name in FALLBACKS)),
+    "intrinsic_casts": (_intrinsic_casts, lambda text: "__ffs" in text),
 }
 assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers"} == set(FIXES)

@@ -86,6 +86,8 @@ POSITIVE = [
     ("make-host-compile", MAKE, "app: a.o k.o\n\t$(CXX) -o app a.o k.o -lcudart\na.o: a.cpp\n\t$(CXX) -c a.cpp\n",
      "$(CXX) -c", True),
     ("make-nvhpc-path", MAKE, "MPI_ROOT = /opt/nvidia/hpc_sdk/Linux_x86_64/24.5/comm_libs/openmpi4\n",
+     "/opt/nvidia", True),
+    ("make-nvhpc-path", MAKE, "NVCXX = /opt/nvidia/hpc_sdk/Linux_x86_64/24.5/compilers/bin/nvc++\n",
      "/opt/nvidia", False),
     ("make-c-source-std", MAKE, "NVCC := nvcc -std=c++17\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
     ("nvcc-flag", MAKE, "NVCCFLAGS := -O2 --default-stream bogus\n", "--default-stream", False),

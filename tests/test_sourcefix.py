@@ -298,3 +298,52 @@ def test_cub_headers_hipify_leaves_become_hipcubs() -> None:
     assert port_source(text, "kernels.h") == (
         '#include <hipcub/util_type.hpp>\n#include "hipcub/block/block_reduce.hpp"\n#include <hipcub/hipcub.hpp>\n'
         "#include <cubature.h>\n", {"headers": 3})
+
+
+def test_functions_hip_lacks_are_defined_before_their_first_use() -> None:
+    text = ('#include <cstdio>\n#include "hip/hip_runtime.h"\n#ifdef USE_SPARSE\n#include <hipsparse.h>\n#endif\n'
+            '#define CHECK(s) printf("%s", hipsparseGetErrorString(s))\n'
+            "__global__ void k(const int *a, int *c) { c[0] = __dp4a(a[0], a[1], c[0]); }\n")
+    new, fixes = port_source(text, "main.cu")
+    assert fixes == {"fallbacks": 2}
+    includes = '#include <cstdio>\n#include "hip/hip_runtime.h"\n'
+    assert new.startswith(includes)  # after the last include outside a conditional, before the first use
+    block = new[len(includes):new.index("#ifdef USE_SPARSE")]
+    assert "#if defined(__HIP_PLATFORM_AMD__) && !defined(BUILDPORT_FALLBACK_HIPSPARSEGETERRORSTRING)\n" in block
+    assert "#include <hipsparse/hipsparse.h>\n#if hipsparseVersionMajor < 3\n" in block
+    assert "case HIPSPARSE_STATUS_ZERO_PIVOT: return \"HIPSPARSE_STATUS_ZERO_PIVOT\";" in block
+    assert "static __device__ __forceinline__ int __dp4a(int a, int b, int c)" in block  # before its first use too
+    assert "unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c)" in block
+    assert block.count("#if ") == 3 and block.count("#endif") == 3
+    assert port_source(new, "main.cu") == (new, {})  # a second run changes nothing
+
+
+def test_a_file_with_its_own_definition_or_no_include_keeps_its_shape() -> None:
+    own = ("template <typename T> __device__ T __dp4a(const T a, const T b, T c) { return c; }\n"
+           "__global__ void k(int *c) { c[0] = __dp4a(c[0], c[1], 0); }\n")
+    assert port_source(own, "own.cuh") == (own, {})
+    bare = "__device__ int dot(int a, int b) { return __dp4a(a, b, 0); }"  # a header without includes or newline
+    new, fixes = port_source(bare, "dot.cuh")
+    assert fixes == {"fallbacks": 1}
+    assert new.startswith("#if defined(__HIP_PLATFORM_AMD__) && !defined(BUILDPORT_FALLBACK_DP4A)\n")
+    assert new.endswith("#endif\n" + bare)
+
+
+def test_a_fallback_goes_inside_the_include_guard_and_past_includes_of_every_branch_of_its_use() -> None:
+    text = ("#ifndef CHECKS_H\n#define CHECKS_H\n#include <cstdio>\n#ifdef DEBUG\n#include <cassert>\n#endif\n"
+            "#if A\n#include <hipsparse.h>\n#else\n#define MSG(s) hipsparseGetErrorString(s)\n#endif\n#endif\n")
+    new, fixes = port_source(text, "checks.h")
+    assert fixes == {"fallbacks": 1}
+    before, after = new.split("#if defined(__HIP_PLATFORM_AMD__)", 1)
+    assert before == "#ifndef CHECKS_H\n#define CHECKS_H\n#include <cstdio>\n"
+    assert after.split("#endif\n#endif\n", 1)[1].startswith("#ifdef DEBUG\n")
+
+
+def test_arguments_of_intrinsics_hip_overloads_are_cast_to_cudas_one_type() -> None:
+    text = ("__global__ void k(const unsigned long *w, int *out, unsigned u) {\n"
+            "  out[0] = __ffsll(w[0]) + __ffs(u) + __ffs(8) + __ffsll((long long int)w[1]) + __ffsll(w[2] | 1);\n}\n")
+    new, fixes = port_source(text, "k.cu")
+    assert fixes["intrinsic_casts"] == 3
+    assert ("out[0] = __ffsll((long long int)(w[0])) + __ffs((int)(u)) + __ffs(8) + __ffsll((long long int)w[1])"
+            " + __ffsll((long long int)(w[2] | 1));") in new
+    assert port_source(new, "k.cu")[1] == {}

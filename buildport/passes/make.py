@@ -30,7 +30,7 @@ from buildport.rules.make import (
     ROCM_ROOT_LINE,
     ROOT_VARIABLES,
 )
-from buildport.rules.paths import ROCM_DEFAULT_MAKE
+from buildport.rules.paths import NVHPC_PATHS, NVHPC_ROOT, ROCM_DEFAULT_MAKE
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import (
     SELECTABLE,
@@ -563,11 +563,8 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
     if "_CUDA" in new:
         for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
             new = new.replace(cuda, hip)
-    if "hpc_sdk" in word and "hpc_sdk" not in ctx.reported_words:
-        ctx.reported_words.add("hpc_sdk")
-        ctx.report(offset, "make-nvhpc-path", Severity.WARNING,
-                   f"{word}: a path into NVIDIA's HPC SDK (its CUDA, MPI or math libraries); a ROCm machine has "
-                   "no such folder", "point it at the system's (MPI: the folder of mpicxx, or `mpicxx -show`)")
+    if ctx.text_holds("hpc_sdk") and "/" in word:
+        new = _nvhpc_path(ctx, new, offset)
     if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
         # nvcc located by the shell is empty where it is not installed (a CPU-only build): so is hipcc
         hipcc = _LOCATED_HIPCC if NVCC_LOCATED.match(new) else "$(HIPCC)"
@@ -585,6 +582,26 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         subdirs = "".join(f" -I$(ROCM_PATH)/include/{d}" for d in _library_subdirs(ctx))
         return f"{new} -D__HIP_PLATFORM_AMD__{subdirs}"
     return new
+
+
+def _nvhpc_path(ctx: MakeContext, word: str, offset: int) -> str:
+    """A path into NVIDIA's HPC SDK (:data:`~buildport.rules.paths.NVHPC_PATHS`) made the machine's; one the
+    table has no row for is reported (once a file), the SDK's root alone is not (its uses are)."""
+    for pattern, replacement in NVHPC_PATHS:
+        new = pattern.sub(replacement, word, count=1)
+        if new != word:
+            ctx.report(offset, "make-nvhpc-path", Severity.INFO, f"{word} → {new}", fixable=True, replacement=new)
+            return new
+    if _NVHPC_LEFT.search(word) and not _NVHPC_SDK_ROOT.match(word) and "hpc_sdk" not in ctx.reported_words:
+        ctx.reported_words.add("hpc_sdk")
+        ctx.report(offset, "make-nvhpc-path", Severity.WARNING,
+                   f"{word}: a path into NVIDIA's HPC SDK with no ROCm counterpart buildport knows; a ROCm machine "
+                   "has no such folder", "point it at the system's (MPI: the folder of mpicxx, or `mpicxx -show`)")
+    return word
+
+
+_NVHPC_LEFT = re.compile(rf"hpc_sdk|{NVHPC_ROOT}/(?:comm_libs|math_libs|cuda|compilers)\b")
+_NVHPC_SDK_ROOT = re.compile(r"^/opt/nvidia/hpc_sdk(?:/[^/\s]+){0,2}/?$")
 
 
 def _library(ctx: MakeContext, word: str, offset: int) -> str:

@@ -7,7 +7,7 @@ import re
 from buildport.passes.make import MakeContext
 from buildport.passes.make_facts import ROOT_REF
 from buildport.rules.arch import MAKE_KNOWN_TARGETS
-from buildport.rules.make import HIPCC_DEFAULT_STANDARD, PRELUDE, ROOT_VARIABLES
+from buildport.rules.make import HIPCC_DEFAULT_STANDARD, HIPCC_RUNTIME_INCLUDE, PRELUDE, ROOT_VARIABLES
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
 
@@ -47,11 +47,15 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
         extra.append(HIPCC_DEFAULT_STANDARD)
     if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
         # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
-        # to files it changes)
-        extra.insert(0, "-include hip/hip_runtime.h")
+        # to files it changes), but not for a host source
+        # (for every file where nvcc compiled C++ sources as CUDA: -x cu, now -x hip)
+        extra.insert(0, "-include hip/hip_runtime.h" if _X_HIP.search(new_text) else HIPCC_RUNTIME_INCLUDE)
     if extra:
         lines.append("HIPCC += " + " ".join(extra))
     return "\n".join(lines)
+
+
+_X_HIP = re.compile(r"(?:^|\s)-x\s*hip\b")
 
 
 def _conditional_targets(text: str) -> bool:

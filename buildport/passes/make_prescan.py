@@ -38,7 +38,7 @@ FIXED = (
     "nvcc",  # the compiler word (rules.make.NVCC_WORD) and the *NVCC* flag variables
     "hipcc",  # a compiler variable that already names .../bin/hipcc
     "sm_", "compute_", "lto_",  # architecture names: what makes a variable an architecture list
-    "hpc_sdk",  # NVIDIA HPC SDK install paths (its MPI, its CUDA): reported
+    "hpc_sdk", "comm_libs", "math_libs",  # NVIDIA HPC SDK install paths (its MPI, its CUDA): ported or reported
 )  # fmt: skip
 
 

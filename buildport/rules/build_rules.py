@@ -166,9 +166,12 @@ RULES: tuple[BuildRule, ...] = (
               "runtime; hipified, it includes HIP's headers, which a host compiler (`g++`, `mpicc`, `$(CXX)`) "
               "reads only with `-D__HIP_PLATFORM_AMD__`: each recipe compiling C or C++ with one gets it.",
               "clang-15 and g++ with hip_runtime.h from ROCm 5.2, measured"),
-    BuildRule("make-nvhpc-path", "NVIDIA HPC SDK path", WARNING, "make", "no",
-              "A path into NVIDIA's HPC SDK (`/opt/nvidia/hpc_sdk/...`: its CUDA, its MPI, its math libraries); "
-              "a ROCm machine has no such folder, and the build finds no MPI there.", "HeCBench, measured"),
+    BuildRule("make-nvhpc-path", "NVIDIA HPC SDK path", WARNING, "make", "varies",
+              "A path into NVIDIA's HPC SDK (`/opt/nvidia/hpc_sdk/...`, or `$(NVHPC_SDK)/comm_libs/...` in a "
+              "file that names it): a ROCm machine has no such folder. Its MPI's programs (`.../bin/mpirun`) "
+              "become those on PATH, its MPI's root the machine's Open MPI (from `mpicc --showme:incdirs`; the "
+              "SDK's MPI is an Open MPI too), its CUDA and math libraries ROCm's root; another path is reported.",
+              "HeCBench allreduce, miniWeather, measured"),
     BuildRule("make-c-source-std", ".c file compiled by nvcc beside a C++ -std flag", WARNING, "make", "no",
               "A file that compiles `.c` files with nvcc also names a C++ standard (`-std=c++17`): nvcc gave it "
               "to its C++ compiles only, clang refuses it for a C file (`not allowed with 'C'`).",

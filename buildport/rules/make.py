@@ -63,6 +63,11 @@ ROCM_ROOT_LINE = f"ROCM_PATH ?= {ROCM_DEFAULT_MAKE}"
 #: The C++ dialect nvcc compiles by default (rules.cmake.NVCC_DEFAULT_STANDARD, with GNU extensions as g++'s
 #: default has them): given to hipcc first, which before ROCm 6 adds -std=c++11 itself (hipcc.pl, ROCm 5.2).
 HIPCC_DEFAULT_STANDARD = "-std=gnu++17"
+#: What nvcc includes in every .cu file by itself (hipify adds the include only to the files it changes), given to
+#: hipcc unless the rule's first prerequisite is a C or C++ file, which nvcc compiles as host code without it (a
+#: .cpp that defines its own uchar4 clashed with HIP's, HeCBench boxfilter). Read where hipcc runs (``$<``); a
+#: variable that copies HIPCC with := gets it always.
+HIPCC_RUNTIME_INCLUDE = "$(if $(filter %.c %.cc %.cpp %.cxx %.C,$<),,-include hip/hip_runtime.h)"
 
 PRELUDE: tuple[tuple[str, str], ...] = (
     ("ROCM_PATH", ROCM_ROOT_LINE),

@@ -40,3 +40,18 @@ SUBPATHS: dict[str, str] = {
     "/targets/x86_64-linux/include": "/include",
     "/bin/nvcc": "/bin/hipcc",
 }
+
+#: NVIDIA's HPC SDK (``/opt/nvidia/hpc_sdk/<platform>/<version>``) carries its own CUDA, math libraries and MPI
+#: (an Open MPI, or HPC-X, which is one), none of which a ROCm machine has. Its root, literal or through a variable
+#: (``$(NVHPC_SDK)``, in a Makefile that names the SDK).
+NVHPC_ROOT = r"(?:/opt/nvidia/hpc_sdk/[^/\s]+/[^/\s]+|\$[({]\w+[)}])"
+#: The root of the Open MPI on the machine, from the include folder its ``mpicc`` names first (empty without one).
+SYSTEM_MPI_ROOT_MAKE = "$(patsubst %/include,%,$(firstword $(shell mpicc --showme:incdirs 2>/dev/null)))"
+#: What a path into the SDK becomes (a flag before it, -I/-L, stays): its MPI's programs those on PATH, its MPI's
+#: root the system's Open MPI, its CUDA and math libraries ROCm's root (with the sub-paths of SUBPATHS).
+NVHPC_PATHS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(rf"^(-[IL])?{NVHPC_ROOT}/comm_libs/(?:[^\s]*/)?bin/([\w.+-]+)$"), r"\1\2"),
+    (re.compile(rf"^(-[IL])?{NVHPC_ROOT}/comm_libs/(?:[^\s]*/)?(?:mpi|openmpi|hpcx)[^/\s]*/?((?:/[^\s]*)?)$"),
+     r"\1" + SYSTEM_MPI_ROOT_MAKE.replace("\\", "\\\\") + r"\2"),
+    (re.compile(rf"^(-[IL])?{NVHPC_ROOT}/(?:cuda|math_libs)(?:/\d+(?:\.\d+)*)?(?=/|$)"), r"\1$(ROCM_PATH)"),
+)

@@ -721,6 +721,54 @@ CUB_MACRO_FALLBACKS: Mapping[str, str] = MappingProxyType({
     "CubDebugExit": "(HipcubDebug({0}) ? exit(1) : (void)0)",
 })
 
+# Device intrinsics CUDA declares for one integer type and HIP overloads for the signed and the unsigned one (5.2
+# and 6.x): a call with another integer type (a uint64_t to __ffsll) converts in CUDA and is ambiguous in HIP ("call
+# to '__ffsll' is ambiguous", HeCBench langford). name -> CUDA's parameter type, which buildport.sourcefix casts
+# the argument to (what the call meant with nvcc).
+SINGLE_TYPE_INTRINSICS: Mapping[str, str] = MappingProxyType({
+    "__ffs": "int",
+    "__ffsll": "long long int",
+})
+
+# Functions a hipified source calls that the installed HIP may lack, with a definition of the same meaning:
+# name -> (the condition under which HIP lacks it, the header it needs, the definition). buildport.sourcefix puts
+# the definition, under that condition and a guard of its own, before the file's first use.
+@dataclass(frozen=True)
+class Fallback:
+    lacking: str  # a preprocessor condition, true where HIP lacks the function
+    header: str  # what the condition and the definition need included first
+    definition: str
+
+
+def _dp4a(signature: str, parts: str) -> str:
+    return f"static __device__ __forceinline__ {signature} {{\n  return c + {parts};\n}}\n"
+
+
+_BYTE_PAIRS = (("a", "b"), *((f"(a >> {shift})", f"(b >> {shift})") for shift in (8, 16, 24)))
+_BYTES = "\n         + ".join(f"{{0}}{a} * {{0}}{b}" for a, b in _BYTE_PAIRS)
+_HIPSPARSE_STATUSES = ("SUCCESS", "NOT_INITIALIZED", "ALLOC_FAILED", "INVALID_VALUE", "ARCH_MISMATCH",
+                       "MAPPING_ERROR", "EXECUTION_FAILED", "INTERNAL_ERROR", "MATRIX_TYPE_NOT_SUPPORTED",
+                       "ZERO_PIVOT", "NOT_SUPPORTED", "INSUFFICIENT_RESOURCES")
+
+FALLBACKS: Mapping[str, Fallback] = MappingProxyType({
+    # CUDA's four-way byte dot product (sm_61); HIP has no such function (5.2 to 6.x): CUDA's four overloads
+    "__dp4a": Fallback("1", "hip/hip_runtime.h", "".join((
+        _dp4a("int __dp4a(int a, int b, int c)", _BYTES.format("(signed char)")),
+        _dp4a("unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c)",
+              _BYTES.format("(unsigned char)")),
+        _dp4a("int __dp4a(char4 a, char4 b, int c)", "a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w"),
+        _dp4a("unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c)",
+              "a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w"),
+    ))),
+    # hipify maps cusparseGetErrorString to it; hipSPARSE has it from 3.0 (ROCm 6.0) on
+    "hipsparseGetErrorString": Fallback(
+        "hipsparseVersionMajor < 3", "hipsparse/hipsparse.h",
+        "static inline const char* hipsparseGetErrorString(hipsparseStatus_t status) {\n  switch (status) {\n"
+        + "".join(f"  case HIPSPARSE_STATUS_{name}: return \"HIPSPARSE_STATUS_{name}\";\n"
+                  for name in _HIPSPARSE_STATUSES)
+        + "  default: return \"unknown hipSPARSE status\";\n  }\n}\n"),
+})
+
 # atomicAdd_system, atomicCAS_block, ...: (scope) -> what it is.
 SCOPED_ATOMIC = re.compile(r"atomic[A-Z][A-Za-z]*_(system|block)")
 

@@ -106,6 +106,15 @@ PROJECTS = {
         # Thrust's package target becomes one linking rocThrust; CUB's names and header become hipCUB's
         sources=("src/ranks.cu", "src/block_sums.cu", "src/main.cpp"),
     ),
+    "cmake-int8-sparse": Project(
+        kind="cmake",
+        executables=("int8dot",),
+        build_files=("CMakeLists.txt",),
+        # __dp4a, which HIP lacks, and hipsparseGetErrorString, which hipSPARSE before 3.0 (ROCm 6.0) lacks, get
+        # definitions of their own (in the header for the error string, used by a macro there); __ffsll(uint64_t),
+        # ambiguous in HIP, gets the type CUDA declares
+        sources=("src/checks.h", "src/dots.cu", "src/sparse.cu", "src/main.cu"),
+    ),
     "cmake-samples": Project(
         kind="cmake",
         executables=("Samples/vectorAdd/vectorAdd", "Samples/mergeHost/mergeHost", "Samples/randomFill/randomFill",
