@@ -47,6 +47,9 @@ from buildport.runner import (
     is_cmake_file,
     is_make_file,
 )
+from buildport.hipify_tables import installed_tables
+from buildport.sourceleft import cuda_left
+from buildport.sourcelex import Lexed
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, scan_cuda_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, read_source
@@ -393,7 +396,10 @@ def _alone(part: FileFacts | None) -> MakeFacts:
 
 
 def _audit_keys() -> dict[str, Keys]:
-    return {kind: Cache.keys(f"audit-{kind}", None) for kind in (CMAKE, MAKE, SOURCE)}
+    """The cache keys of each kind's audit: a source's depends on the hipify-perl whose tables read it."""
+    tables = installed_tables()
+    return {kind: Cache.keys(f"audit-{kind}", tables.digest if kind == SOURCE and tables else None)
+            for kind in (CMAKE, MAKE, SOURCE)}
 
 
 def _audit_chunk(tasks: list[AuditTask], cache: Cache | None) -> list[FileAudit | None | str]:
@@ -516,7 +522,7 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
     """The findings of one file's text; None for a C/C++ file that does not use CUDA. ``facts``: for a
     Makefile, what the files make reads with it say (see :mod:`buildport.passes.make_facts`); None: alone."""
     if kind == SOURCE:
-        findings = scan_cuda_source(path, text)
+        findings = scan_cuda_source(path, text, _cuda_left)
         return None if findings is None else FileAudit(path, kind, findings)
     engine, prescan, cmake_syntax = _engine()
     if kind == CMAKE and not prescan.may_need_cmake_audit(text):
@@ -547,6 +553,11 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
     audited.findings = sorted((f for f in audited.findings if not _silenced(silenced, f)), key=Finding.sort_key)
     audited.line_scoped &= set(audited.findings)
     return audited
+
+
+def _cuda_left(text: str, path: str, lexed: Lexed) -> list[Finding]:
+    """CUDA names left in a source, read with the installed hipify-perl's tables (:mod:`buildport.sourceleft`)."""
+    return cuda_left(text, path, lexed, installed_tables())
 
 
 @functools.cache

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 from buildport.findings import Finding
 from buildport.rules.source_rules import (
@@ -26,7 +27,7 @@ from buildport.sourceseq import Seq
 from buildport.textio import LineMap
 from buildport.wordtrie import WordSearch
 
-__all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_cuda_source", "scan_source", "suppressions"]
+__all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_cuda_source", "scan_source", "silenced_at", "suppressions"]
 
 CUDA_EXTENSIONS = frozenset((".cu", ".cuh"))
 C_FAMILY_EXTENSIONS = frozenset((".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp"))
@@ -45,11 +46,20 @@ def is_cuda_source(path: str, text: str) -> bool:
     return _cuda_source(path, text)[0]
 
 
-def scan_cuda_source(path: str, text: str) -> list[Finding] | None:
+def scan_cuda_source(path: str, text: str, left: Callable[[str, str, Lexed], list[Finding]] | None = None
+                     ) -> list[Finding] | None:
     """:func:`scan_source` of a CUDA source (see :func:`is_cuda_source`), None for any other file;
-    a C/C++ file that had to be read to tell is read once for both."""
+    a C/C++ file that had to be read to tell is read once for both. ``left``: more findings of the same
+    lexed text (the audit's CUDA left, :func:`buildport.sourceleft.cuda_left`)."""
     cuda, lexed = _cuda_source(path, text)
-    return scan_source(text, path, lexed) if cuda else None
+    if not cuda:
+        return None
+    if lexed is None:
+        lexed = lex(text)
+    findings = scan_source(text, path, lexed)
+    if left is not None:
+        findings = sorted([*findings, *left(text, path, lexed)], key=Finding.sort_key)
+    return findings
 
 
 def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
@@ -115,7 +125,7 @@ def scan_source(text: str, path: str, lexed: Lexed | None = None) -> list[Findin
     seen_once: set[tuple[str, str]] = set()
     for hit in sorted(hits, key=lambda h: h.offset):
         line, col = lines.position(hit.offset)
-        if _silenced(silenced, line, hit.rule) or (hit.offset, hit.rule) in findings:
+        if silenced_at(silenced, line, hit.rule) or (hit.offset, hit.rule) in findings:
             continue
         if hit.once:
             if (hit.rule, hit.once) in seen_once:
@@ -139,7 +149,8 @@ def suppressions(comments: TokenList, lines: LineMap) -> dict[int, set[str]]:
     return silenced
 
 
-def _silenced(silenced: dict[int, set[str]], line: int, rule: str) -> bool:
+def silenced_at(silenced: dict[int, set[str]], line: int, rule: str) -> bool:
+    """Whether a marker of ``silenced`` (:func:`suppressions`) silences ``rule`` on ``line``."""
     for marked in (line, line - 1):
         rules = silenced.get(marked)
         if rules and (ALL in rules or rule in rules):

@@ -234,7 +234,7 @@ def test_unknown_rule_is_a_usage_error() -> None:
 
 def test_filter_applies_to_the_tree() -> None:
     report = audit([str(FIXTURE / "tree")], RuleFilter.parse("", "build-,cmake-,make-"))
-    assert {f.rule for f in report.findings} == {"pinned-memory", "warp-size-literal"}
+    assert {f.rule for f in report.findings} == {"cuda-api-left", "pinned-memory", "warp-size-literal"}
 
 
 # --- the command line ---------------------------------------------------------------------------

@@ -58,6 +58,17 @@ RULES: tuple[SourceRule, ...] = (
         "hipify-perl's 'unsupported identifier' warnings",
     ),
     SourceRule(
+        "cuda-api-left", "CUDA API left in a source", WARNING,
+        "The file still uses CUDA's runtime, driver or library API, types or headers by their CUDA names: "
+        "it builds against CUDA only. The conversion engine converts each of these names (the count is per "
+        "file, as hipexamine counts them); the audit reads the names from the installed hipify-perl's tables, "
+        "or from CUDA's name patterns where there is none.",
+        "Run `buildport migrate` (it converts the sources its build files compile), or hipify the file.",
+        "cudaMalloc(&p, n);\n",
+        "hipMalloc(&p, n);\n",
+        "hipify-perl's substitution tables",
+    ),
+    SourceRule(
         "warp-size-literal", "Warp size 32 written as a literal", WARNING,
         "AMD data-center GPUs (GCN, CDNA: gfx90a, gfx942) execute 64-lane wavefronts, and `warpSize` "
         "is 64 there; code that writes the warp width as 32 (`threadIdx.x % 32`, `& 31`, `>> 5`, "

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -492,9 +493,37 @@ def test_migrated_project_builds_with_rocm(name: str, tmp_path: Path, workbench:
     _migrate(workbench, source, "--out", ported, "--rename-sources", "keep")
     _assert_unchanged(before, source, "the migrated original")
     _check_reports(project, source, ported)
+    _check_audit_gate(workbench, project, source, ported)
 
     # 3. The migrated tree, with ROCm.
     _build_port(workbench, project, ported, tmp_path)
+
+
+def _audit(workbench: Workbench, root: Path) -> tuple[int, list[dict[str, Any]]]:
+    """`buildport audit --format json ROOT`: its exit code and findings."""
+    result = subprocess.run([sys.executable, "-m", "buildport", "audit", "--no-cache", "--format", "json", str(root)],
+                            cwd=REPO_ROOT, env=_migrate_env(workbench.tools), capture_output=True, text=True,
+                            timeout=MIGRATE_TIMEOUT, check=False)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)["findings"]
+
+
+def _check_audit_gate(workbench: Workbench, project: Project, original: Path, ported: Path) -> None:
+    """The audit gate fails on the original (its build files and its sources use CUDA) and, on the port, finds
+    nothing buildport fixes: no CUDA left in a source, no build-file finding a rewrite would fix (the files no
+    build references stay CUDA, and are reported)."""
+    __tracebackhide__ = True
+    code, findings = _audit(workbench, original)
+    assert code == 1, "the audit gate passes on the unported project"
+    left = {f["path"] for f in findings if f["rule"] == "cuda-api-left"}
+    assert any(Path(path).resolve() == (original / rel).resolve() for path in left for rel in project.sources), (
+        f"no CUDA left reported in the original's sources: {left}")
+    code, findings = _audit(workbench, ported)
+    unreferenced = {(ported / rel).resolve() for rel in project.unreferenced}  # left as they were, on purpose
+    fixable = [f"{f['path']}:{f['line']}: {f['rule']}: {f['message']}" for f in findings
+               if (f["fixable"] or f["rule"] in ("cuda-api-left", "hipify-unsupported"))
+               and Path(f["path"]).resolve() not in unreferenced]
+    assert not fixable, "the audit finds what the migration should have done:\n" + "\n".join(fixable)
 
 
 def test_sources_only_cmake_evaluates_are_found_by_its_file_api(tmp_path: Path, workbench: Workbench) -> None:

@@ -1,0 +1,110 @@
+"""The audit's CUDA left in sources: hipify-perl's tables read as data, names counted per file, the names
+it cannot convert reported one by one, and the gate that follows from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from buildport.cli import main
+from buildport.hipify_tables import read_tables
+from buildport.sourceleft import cuda_left
+from buildport.sourcelex import lex
+
+PERL = r'''
+sub rocSubstitutions {
+    subst("cudaMalloc", "rocMallocNotThis", "memory");
+}
+
+sub simpleSubstitutions {
+    subst("cudaMalloc", "hipMalloc", "memory");
+    subst("cudaFree", "hipFree", "memory");
+    subst("cublasCreate", "hipblasCreate", "library");
+    subst("cuda_runtime.h", "hip\/hip_runtime.h", "include_cuda_main_header");
+    subst("cuda_fp16.h", "hip\/hip_fp16.h", "include");
+    subst("caffe2\/core\/common_cudnn.h", "caffe2\/core\/hip\/common_miopen.h", "include");
+}
+
+sub warnUnsupportedFunctions {
+    my $line_num = shift;
+    foreach $func (
+        "cudaStreamAttrValue",
+        "CUB_CAT"
+    )
+    {
+    }
+}
+
+sub warnHipOnlyUnsupportedFunctions {
+    foreach $func (
+        "cusparseGetErrorStringX"
+    )
+}
+
+sub warnUnsupportedDeviceFunctions {
+    foreach $func (
+        "umin",
+        "__bfloat162char_rz"
+    )
+}
+'''
+TABLES = read_tables(PERL)
+
+
+def test_the_tables_are_the_default_modes_rows() -> None:
+    assert TABLES.identifiers == {"cudaMalloc": "hipMalloc", "cudaFree": "hipFree", "cublasCreate": "hipblasCreate"}
+    assert TABLES.headers == {"cuda_runtime.h": "hip/hip_runtime.h", "cuda_fp16.h": "hip/hip_fp16.h",
+                              "caffe2/core/common_cudnn.h": "caffe2/core/hip/common_miopen.h"}
+    # a bare device-function name (umin) is too common a name of a project's own to call CUDA's
+    assert TABLES.unsupported == {"cudaStreamAttrValue", "CUB_CAT", "cusparseGetErrorStringX", "__bfloat162char_rz"}
+    assert read_tables("no perl here").identifiers == {}
+
+
+def _left(text: str, path: str = "x.cpp", tables: object = TABLES) -> list[tuple[int, int, str, str]]:
+    return [(f.line, f.col, f.rule, f.message) for f in cuda_left(text, path, lex(text), tables)]  # type: ignore[arg-type]
+
+
+def test_names_are_counted_per_file_and_unconvertible_ones_reported_each() -> None:
+    text = ("// cudaMalloc in a comment, \"cudaFree\" in a string\n"
+            "#include <cuda_runtime.h>\n"
+            "#define CHECK(x) if (x) cudaFree(p)\n"
+            "void f(float *p) { cudaMalloc(&p, 4); cudaMalloc(&p, 8); cudaStreamAttrValue v; }\n")
+    found = _left(text)
+    assert [f[:3] for f in found] == [(2, 10, "cuda-api-left"), (4, 58, "hipify-unsupported")]
+    assert found[0][3] == ("4 uses of 3 CUDA names hipify-perl converts left in this file: cudaMalloc ×2, "
+                           "<cuda_runtime.h>, cudaFree")
+    assert "`cudaStreamAttrValue`" in found[1][3]
+
+
+def test_what_the_file_defines_and_its_own_headers_are_not_cudas(tmp_path: Path) -> None:
+    (tmp_path / "cuda_fp16.h").write_text("// the project's own\n")
+    text = ('#include "cuda_fp16.h"\n#define cudaFree my_free\n'
+            "void g(void *p) { cudaFree(p); }  // buildport: ignore[hipify-unsupported]\n"
+            "CUB_CAT x;  // buildport: ignore[hipify-unsupported]\n")
+    assert _left(text, str(tmp_path / "x.cu")) == []
+    assert [f[2] for f in _left('#include <cuda_fp16.h>\n', str(tmp_path / "x.cu"))] == ["cuda-api-left"]
+
+
+def test_without_hipify_perl_cudas_name_patterns_count() -> None:
+    found = _left("#include <cublas_v2.h>\nvoid f() { cudaSetDevice(0); cudaStreamAttrValue v; }\n", tables=None)
+    assert len(found) == 1 and found[0][3].startswith("3 uses of 3 CUDA names left in this file")
+
+
+@pytest.fixture
+def cuda_tree(tmp_path: Path) -> Path:
+    (tmp_path / "x.cpp").write_text("#include <cuda_runtime.h>\nint main() { float *p; cudaMalloc(&p, 4); }\n")
+    return tmp_path
+
+
+def test_the_gate_fails_on_a_source_that_still_uses_cuda(cuda_tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # the gate holds without hipify-perl too
+    monkeypatch.delenv("ROCM_PATH", raising=False)
+    monkeypatch.delenv("HIP_PATH", raising=False)
+    result = CliRunner().invoke(main, ["audit", "--no-cache", "--no-color", str(cuda_tree)])
+    assert result.exit_code == 1, result.output
+    assert "cuda-api-left" in result.output
+    (cuda_tree / "x.cpp").write_text("#include <hip/hip_runtime.h>\nint main() { float *p; hipMalloc(&p, 4); }\n")
+    result = CliRunner().invoke(main, ["audit", "--no-cache", "--no-color", str(cuda_tree)])
+    assert result.exit_code == 0, result.output
