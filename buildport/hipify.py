@@ -41,10 +41,10 @@ def find_engine(explicit: str | None = None) -> Path:
     if explicit:
         path = Path(explicit)
         if path.is_file() and os.access(path, os.X_OK):
-            return path
+            return path.absolute()  # the engine runs in other folders too
         found = shutil.which(explicit)
         if found:
-            return Path(found)
+            return Path(found).absolute()
         raise EngineMissing([explicit])
     searched = ["PATH"]
     for name in ENGINES:
@@ -136,7 +136,9 @@ def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: floa
     result.converted = result.stats.get("converted refs", 0)
     result.unconverted = result.stats.get("unconverted refs", 0)
     if done.returncode != 0:
-        result.error = f"{engine.name} exited with {done.returncode}: {stderr.strip()[-400:]}"
+        said = [line.strip() for line in stderr.splitlines() if line.strip()]
+        last = f": {said[-1][:300]}" if said else ""
+        result.error = f"{engine.name} exited with {done.returncode}{last}"
         return result
     result.text = decode(done.stdout, str(path))
     return result

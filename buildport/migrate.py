@@ -233,7 +233,12 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
         full_masks = frozenset().union(*(full_mask_macros(r.text) for r in results if r.text))
     for path, result in zip(files, results):
         if result.error or result.text is None:
-            plan.hipify_failures.append((plan.relative(path), result.error or "no output"))
+            why = result.error or "no output"
+            plan.hipify_failures.append((plan.relative(path), why))
+            plan.findings.append(Finding(plan.relative(path), 1, 1, "hipify-failed", Severity.ERROR,
+                                         f"{engine.name} failed on this file ({why}): it is left as it was, in CUDA, "
+                                         "while the build that compiles it is ported",
+                                         "convert it by hand, or fix what stopped the engine and migrate again"))
             continue
         try:
             source = read_source(path)
@@ -469,9 +474,9 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
                   ""]
         lines += [f"- `{path}` (named in `{named_in}:{line}`)" for path, named_in, line in outside(plan)]
     lines += _discovery_lines(plan)
-    if plan.skipped or plan.hipify_failures:
+    if plan.skipped:
         lines += ["", "## Skipped", ""]
-        lines += [f"- `{p}`: {w}" for p, w in plan.skipped + plan.hipify_failures]
+        lines += [f"- `{p}`: {w}" for p, w in plan.skipped]
     lines += ["", "## Build it", "", "```sh", *commands, "```", ""]
     return "\n".join(lines), data
 

@@ -22,7 +22,7 @@ from buildport.options import Options
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError
 
-EXIT_OK, EXIT_ERROR = 0, 2
+EXIT_OK, EXIT_PARTLY, EXIT_ERROR = 0, 1, 2
 
 
 def run_migration(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
@@ -82,6 +82,10 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         return EXIT_ERROR
     if not quiet:
         _summary(plan, target, verbose)
+    if plan.hipify_failures:
+        click.echo(f"error: {len(plan.hipify_failures)} of the sources the build compiles could not be converted "
+                   "(see MIGRATION.md, What a person still has to do)", err=True)
+        return EXIT_PARTLY
     return EXIT_OK
 
 
@@ -136,6 +140,10 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
     return EXIT_OK
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     reported = plan.reported()
     sources = sum(1 for c in reported if c.kind == "source")
@@ -145,11 +153,12 @@ def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     count = len(plan.sources.outside)
     away = f", {count} outside {'path' if count == 1 else 'paths'} left alone" if count else ""
     fixes = sum(sum(c.fixes.values()) for c in reported)
-    fixed = f", {fixes} leftovers of hipify fixed" if fixes else ""
-    left = len(plan.skipped) + len(plan.hipify_failures)
-    skipped = f", {left} {'file' if left == 1 else 'files'} not converted (listed under Skipped)" if left else ""
-    click.echo(f"{target}: {hipified} sources hipified{fixed}, {builds} build files rewritten, "
-               f"{len(human)} findings need a person{away}{skipped} (see MIGRATION.md)")
+    fixed = f", {_count(fixes, 'leftover')} of hipify fixed" if fixes else ""
+    left = len(plan.skipped)
+    skipped = f", {left} {'file' if left == 1 else 'files'} skipped (listed under Skipped)" if left else ""
+    need = f"{len(human)} finding{' needs' if len(human) == 1 else 's need'} a person"
+    click.echo(f"{target}: {_count(hipified, 'source')} hipified{fixed}, {_count(builds, 'build file')} rewritten, "
+               f"{need}{away}{skipped} (see MIGRATION.md)")
     if verbose:
         for finding in human:
             click.echo(finding.format(), err=True)

@@ -167,7 +167,7 @@ def test_migrate_lists_a_build_file_it_cannot_read_and_goes_on(tmp_path: Path) -
     out = tmp_path / "out"
     done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out)])
     assert done.exit_code == 0, done.output
-    assert "1 file not converted" in done.output
+    assert "1 file skipped" in done.output
     assert (out / "cmake" / "run_tool.cmake").read_text() == template
     assert "HIP" in (out / "CMakeLists.txt").read_text()
     skipped = json.loads((out / "migration.json").read_text())["skipped"]
@@ -197,3 +197,38 @@ def test_migrate_reports_each_name_the_engine_left(tmp_path: Path) -> None:
     # hipify added its include on top: the names are on line 6 of the converted file
     assert left == {(6, 3, "curandOrdering_t"), (6, 28, "CURAND_ORDERING_PSEUDO_BEST")}
     assert "curandOrdering_t" in (out / "MIGRATION.md").read_text()
+
+
+def test_a_source_the_engine_fails_on_is_work_for_a_person_and_the_migration_fails(tmp_path: Path) -> None:
+    """An engine that fails on one source the build compiles: the file stays CUDA, is listed with the engine's
+    message under what a person still has to do (and counted in the summary), and migrate exits 1."""
+    import json
+    import shutil
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    real = shutil.which("hipify-perl")
+    if real is None:
+        pytest.skip("hipify-perl is not installed")
+    engine = tmp_path / "hipify-perl-failing"
+    engine.write_text(f'#!/bin/sh\nfor a; do f=$a; done\ncase "$f" in *bad.cu) echo "error: cannot read it" >&2; '
+                      f'exit 3;; esac\nexec {real} "$@"\n')
+    engine.chmod(0o755)
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "Makefile").write_text("app: good.cu bad.cu\n\tnvcc -o app good.cu bad.cu\n")
+    (project / "good.cu").write_text("#include <cuda_runtime.h>\nint main() { return cudaDeviceSynchronize(); }\n")
+    bad = "#include <cuda_runtime.h>\nvoid f() { cudaDeviceReset(); }\n"
+    (project / "bad.cu").write_text(bad)
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out), "--hipify", str(engine)])
+    assert done.exit_code == 1, done.output
+    assert "1 finding needs a person" in done.output and "could not be converted" in done.output
+    assert (out / "bad.cu").read_text() == bad
+    remaining = json.loads((out / "migration.json").read_text())["remaining"]
+    assert [(r["path"], r["rule"]) for r in remaining] == [("bad.cu", "hipify-failed")]
+    assert "cannot read it" in remaining[0]["message"]
+    markdown = (out / "MIGRATION.md").read_text()
+    assert "## What a person still has to do (1)" in markdown and "`bad.cu:1:1` error [hipify-failed]" in markdown

@@ -58,6 +58,16 @@ RULES: tuple[SourceRule, ...] = (
         "hipify-perl's 'unsupported identifier' warnings",
     ),
     SourceRule(
+        "hipify-failed", "Source the conversion engine failed on", ERROR,
+        "The conversion engine exited with an error, produced nothing, or passed its time limit on a source "
+        "the build compiles: `migrate` left the file as it was, in CUDA, while the build files that compile it "
+        "are ported, so the build fails on it until it is converted.",
+        "Convert the file by hand, or fix what stopped the engine (its message is given) and migrate again.",
+        "/* a source hipify-perl timed out on */\n",
+        "/* the same source, converted */\n",
+        "migrate's engine run",
+    ),
+    SourceRule(
         "cuda-api-left", "CUDA API left in a source", WARNING,
         "The file still uses CUDA's runtime, driver or library API, types or headers by their CUDA names: "
         "it builds against CUDA only. The conversion engine converts each of these names (the count is per "
