@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from buildport.asking import Answer
+from buildport.carry import carried
 from buildport.cmakeapi import Configure, configures
 from buildport.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
@@ -258,9 +259,11 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
                 converted, fixes = False, {}
         if converted or fixes:
             plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
-        plan.findings.extend(
-            f for f in scan_source(text, plan.relative(path))
-        )
+        found = scan_source(text, plan.relative(path))
+        plan.findings.extend(found)
+        if converted:  # what the rules saw by CUDA's names, where hipify renamed them
+            plan.findings.extend(carried(source.text, engine_text, text, scan_source(source.text, plan.relative(path)),
+                                         found))
         plan.findings.extend(_unsupported(result, source.text, text, plan.relative(path), engine.name))
 
 

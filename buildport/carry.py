@@ -1,0 +1,66 @@
+"""Findings of a source before its conversion, at their places in the converted text.
+
+The source rules key on CUDA's names (``cudaMallocHost`` is pinned memory, ``cudaMemcpyAsync`` without a
+stream runs on the null stream); once hipify has renamed them, a rule that knows only CUDA's name no longer
+fires, and the finding a person needed is lost. ``migrate`` reads the original too and carries each of its
+findings to the converted file: to the line the engine's rename left in its place, at the same token. A
+finding is carried only from a line the engine changed (a line it left as it was has been read as it is
+now, and a fix made after the engine, such as a warp ``*_sync`` call made the form the ROCm has, is not
+undone), and not where the converted text has the same rule on that line already.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+
+from buildport.findings import Finding
+
+_TOKEN = re.compile(r"\w+|\S")
+
+
+def carried(original: str, engine_text: str, final: str, before: list[Finding], after: list[Finding]
+            ) -> list[Finding]:
+    """The findings of ``before`` (read in ``original``) that ``after`` (read in ``final``) lacks, on lines the
+    engine changed (``original`` → ``engine_text``), placed in ``final`` (``engine_text`` → ``final``)."""
+    if not before or original == engine_text:
+        return []
+    old, mid, new = original.splitlines(), engine_text.splitlines(), final.splitlines()
+    renamed = _line_map(old, mid)
+    fixed = _line_map(mid, new) if engine_text != final else {i: i for i in range(len(mid))}
+    have = {(f.line, f.rule) for f in after}
+    out: list[Finding] = []
+    for finding in before:
+        at = finding.line - 1
+        there = renamed.get(at)
+        if there is None or old[at] == mid[there]:
+            continue  # a line the engine left: the converted text was read as it is
+        line = fixed.get(there)
+        if line is None or (line + 1, finding.rule) in have:
+            continue
+        col = _same_token(old[at], new[line], finding.col)
+        out.append(dataclasses.replace(finding, line=line + 1, col=col))
+        have.add((line + 1, finding.rule))
+    return out
+
+
+def _line_map(a: list[str], b: list[str]) -> dict[int, int]:
+    """Each line of ``a`` that has a counterpart in ``b``: an equal line, or one of a run replaced by a run
+    of as many lines (a rename within the line)."""
+    where: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            where.update((i1 + k, j1 + k) for k in range(i2 - i1))
+    return where
+
+
+def _same_token(old: str, new: str, col: int) -> int:
+    """The column in ``new`` of the token that stands at ``col`` (1-based) in ``old``, when both lines have
+    the same number of tokens (names renamed one for one); else ``col`` itself, within the new line."""
+    before = [m.start() for m in _TOKEN.finditer(old)]
+    after = [m.start() for m in _TOKEN.finditer(new)]
+    if len(before) == len(after) and col - 1 in before:
+        return after[before.index(col - 1)] + 1
+    return min(col, len(new) + 1) if new else 1

@@ -1,0 +1,42 @@
+"""Findings of a source before hipify, carried to the converted text (buildport.carry)."""
+
+from __future__ import annotations
+
+from buildport.carry import carried
+from buildport.sourcescan import scan_source
+
+ORIGINAL = """\
+#include <cuda_runtime.h>
+int main() {
+  float *h; cudaMallocHost(&h, 64);
+  cudaMemcpyAsync(h, h, 64, cudaMemcpyDeviceToHost);
+  v = __shfl_down_sync(0xffffffff, v, 1);
+}
+"""
+# hipify's output: an include on top, names renamed within their lines
+ENGINE = '#include "hip/hip_runtime.h"\n' + ORIGINAL.replace("cudaMallocHost", "hipHostMalloc").replace(
+    "cudaMemcpyAsync", "hipMemcpyAsync").replace("cudaMemcpyDeviceToHost", "hipMemcpyDeviceToHost").replace(
+    "cuda_runtime.h", "hip/hip_runtime.h")
+# a fix after the engine: the warp call made the form without a mask, and a block put in before main
+FINAL = ENGINE.replace("__shfl_down_sync(0xffffffff, v, 1)", "__shfl_down(v, 1)").replace(
+    "int main() {", "// a fallback\nint main() {")
+
+
+def _at(findings: list) -> set[tuple[int, int, str]]:
+    return {(f.line, f.col, f.rule) for f in findings}
+
+
+def test_findings_by_cuda_names_reach_the_renamed_lines_and_fixed_ones_stay_fixed() -> None:
+    before = scan_source(ORIGINAL, "k.cu")
+    assert {"pinned-memory", "default-stream", "warp-sync-intrinsic"} <= {f.rule for f in before}
+    after = scan_source(FINAL, "k.cu")
+    moved = carried(ORIGINAL, ENGINE, FINAL, before, after)
+    assert _at(moved) == {(5, 13, "pinned-memory"), (6, 3, "default-stream")}
+    assert FINAL.splitlines()[4][12:].startswith("hipHostMalloc")
+    # a rule the converted text shows on that line already is not doubled
+    assert carried(ORIGINAL, ENGINE, FINAL, before, after + moved) == []
+
+
+def test_nothing_is_carried_from_a_text_the_engine_left() -> None:
+    before = scan_source(ORIGINAL, "k.cu")
+    assert carried(ORIGINAL, ORIGINAL, ORIGINAL, before, []) == []
