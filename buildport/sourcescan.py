@@ -19,7 +19,8 @@ from collections.abc import Callable
 
 from buildport.findings import Finding
 from buildport.rules.source_rules import (
-    BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_PATTERNS, CUDA_SOURCE_WORDS, LIBRARY_HEADERS, RULES, SourceRule,
+    BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_PATTERNS, CUDA_SOURCE_WORDS, DEVICE_KEYWORDS, LIBRARY_HEADERS, RULES,
+    SourceRule,
 )
 from buildport.sourcelex import HEADER, Lexed, TokenList, lex
 from buildport.sourcematch import Hit, interesting, match
@@ -38,7 +39,8 @@ ALL = "*"
 
 
 def is_cuda_source(path: str, text: str) -> bool:
-    """True for ``.cu``/``.cuh`` files, and for C/C++ files that include a CUDA header or use CUDA API.
+    """True for ``.cu``/``.cuh`` files, and for C/C++ files that include a CUDA header, use CUDA API or hold
+    device code (``__device__``, ``__global__``, ...).
 
     Comments and string literals do not count: a C++ file that merely mentions
     ``cudaMalloc`` in a comment is not a CUDA source.
@@ -58,7 +60,10 @@ def scan_cuda_source(path: str, text: str, left: Callable[[str, str, Lexed], lis
         lexed = lex(text)
     findings = scan_source(text, path, lexed)
     if left is not None:
-        findings = sorted([*findings, *left(text, path, lexed)], key=Finding.sort_key)
+        # a name a source rule explains already (a warp *_sync intrinsic) is not reported twice
+        explained = {(f.line, f.col) for f in findings}
+        more = [f for f in left(text, path, lexed) if f.fixable or (f.line, f.col) not in explained]
+        findings = sorted([*findings, *more], key=Finding.sort_key)
     return findings
 
 
@@ -71,7 +76,8 @@ def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
         return False, None
     if not hinted(text):
         return False, None  # none of the words below can be in it
-    if "<<<" not in text and _MAY_NAME_API.search(text) is None and _MAY_INCLUDE.search(text) is None:
+    if "<<<" not in text and _MAY_NAME_API.search(text) is None and _MAY_INCLUDE.search(text) is None \
+            and _MAY_KEYWORD.search(text) is None:
         return False, None  # no token, nor header name, that the checks below accept can be in it
     lexed = lex(text)
     return lexed_as_cuda(lexed), lexed
@@ -81,6 +87,8 @@ def _cuda_source(path: str, text: str) -> tuple[bool, Lexed | None]:
 #: an identifier never follows an ASCII letter, digit, ``_`` or ``$`` (the piece before it would have
 #: taken it) nor is followed by a word character or ``$``.
 _MAY_NAME_API = re.compile(rf"(?<![A-Za-z0-9_$])(?:{CUDA_IDENTIFIER.pattern})(?![\w$])")
+#: Where a device-code keyword (:data:`DEVICE_KEYWORDS`) can be a token.
+_MAY_KEYWORD = re.compile(r"(?<![A-Za-z0-9_$])__(?:global|device|shared|constant)__(?![\w$])")
 #: Where an included header name :data:`CUDA_HEADER` matches can be: right after ``<`` or ``"`` and blanks
 #: (not up to a closing one: an unclosed ``"cuda.hx`` is read as the name ``cuda.h``).
 _MAY_INCLUDE = re.compile(rf"[<\"]\s*(?:{CUDA_HEADER.pattern})")
@@ -96,7 +104,7 @@ def hinted(text: str) -> bool:
 
 
 def lexed_as_cuda(lexed: Lexed) -> bool:
-    """Whether lexed C/C++ includes a CUDA header, launches a kernel or names CUDA API in its code."""
+    """Whether lexed C/C++ includes a CUDA header, launches a kernel, names CUDA API or holds device code."""
     for directive in lexed.directives:
         body = directive.tokens
         if directive.name in _INCLUDES and body.kinds[:1] == [HEADER]:
@@ -105,7 +113,7 @@ def lexed_as_cuda(lexed: Lexed) -> bool:
     if "<<<" in lexed.code.texts:
         return True
     words = set(lexed.code.texts).union(*(d.tokens.texts for d in lexed.directives if d.name not in _INCLUDES))
-    return any(CUDA_IDENTIFIER.fullmatch(word) for word in words)
+    return not DEVICE_KEYWORDS.isdisjoint(lexed.code.texts) or any(CUDA_IDENTIFIER.fullmatch(word) for word in words)
 
 
 def scan_source(text: str, path: str, lexed: Lexed | None = None) -> list[Finding]:

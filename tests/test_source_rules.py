@@ -581,6 +581,7 @@ def test_the_hint_finds_every_cuda_identifier_and_header(word: str) -> None:
     "#include <cuComplex.h>\n", "#include <thrust/sort.h>\n", "#include <cub/cub.cuh>\n",
     "#include <mma.h>\n", "#include <sm_60_intrinsics.h>\n", "#include <nvtx3/nvToolsExt.h>\n",
     "void f() { k<<<1, 1>>>(); }\n", "CUresult r;\n", "int x = cuMemAlloc(0);\n", "#ifdef __CUDACC__\n#endif\n",
+    "__device__ inline float half(float v) { return v / 2; }\n",  # a header of device helpers, no CUDA include
 ])  # fmt: skip
 def test_files_the_hint_lets_through_are_cuda_sources(text: str) -> None:
     assert hinted(text)
@@ -592,6 +593,7 @@ _TELLING = st.sampled_from([
     "cuda", "CUDA", "Malloc", "cudaMalloc", "cuda_runtime.h", "cuda/std/x", "thrust/", "sort.h", "npp", "iX",
     "CUresult", "__CUDACC__", "x", "_", "1", "$", "\u00e9", "cmake_cuda_register.h", "cuInit", "Ctx",
     "rmm/", ".hpp", "\u0663", "\t", "CUdevice", "ptr", "thrust/sort.h", ">", "u8", "L", '#include "cuda.h',
+    "__device__", "__global__", "__shared__x", "__constant__",
 ])
 
 

@@ -108,3 +108,15 @@ def test_the_gate_fails_on_a_source_that_still_uses_cuda(cuda_tree: Path, monkey
     (cuda_tree / "x.cpp").write_text("#include <hip/hip_runtime.h>\nint main() { float *p; hipMalloc(&p, 4); }\n")
     result = CliRunner().invoke(main, ["audit", "--no-cache", "--no-color", str(cuda_tree)])
     assert result.exit_code == 0, result.output
+
+
+def test_a_header_of_device_helpers_is_audited_and_a_name_is_explained_once(tmp_path: Path) -> None:
+    from buildport.audit import audit
+
+    header = tmp_path / "reduce.h"
+    header.write_text("#pragma once\n__device__ inline float warp_sum(float v) {\n"
+                      "  return v + __shfl_down_sync(0xffffffff, v, 1);\n}\n")
+    report = audit([str(tmp_path)])
+    rules = [(f.line, f.rule) for f in report.findings]
+    assert (3, "warp-sync-intrinsic") in rules  # no CUDA include, and audited all the same
+    assert (3, "hipify-unsupported") not in rules  # the intrinsic's own rule explains it

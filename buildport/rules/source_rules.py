@@ -814,6 +814,9 @@ CUDA_HEADER = re.compile(
     r"|nvjpeg\.h|nvml\.h|nvrtc\.h|nvToolsExt\w*\.h|nvtx3/.+|thrust/.+|cub/.+|cooperative_groups(?:\.h|/.+)"
     r"|mma\.h|device_launch_parameters\.h|cuComplex\.h|sm_\d+_intrinsics\.h|helper_cuda\.h)"
 )
+# The execution-space and memory-space keywords of device code: a header of `__device__` helpers that includes
+# no CUDA header is device code all the same (HIP spells them alike).
+DEVICE_KEYWORDS = frozenset(("__global__", "__device__", "__shared__", "__constant__"))
 # Identifiers that only CUDA code uses.
 CUDA_IDENTIFIER = re.compile(
     r"cuda[A-Z]\w*|__CUDACC__|__CUDA_ARCH__|(?:cublas|cufft|curand|cusparse|cusolver|cudnn|nvrtc|nvjpeg"
@@ -825,7 +828,7 @@ CUDA_IDENTIFIER = re.compile(
 # source, and is not lexed at all (buildport.sourcescan.hinted). tests/test_source_rules.py
 # checks them against both.
 CUDA_SOURCE_WORDS = (
-    "cuda", "CUDA", "<<<", "npp", "thrust/", "cub/", "cooperative_groups", "mma.h", "device_launch_parameters",
+    "cuda", "CUDA", "<<<", "__global__", "__device__", "__shared__", "__constant__", "npp", "thrust/", "cub/", "cooperative_groups", "mma.h", "device_launch_parameters",
     *("cu" + w for w in ("blas", "fft", "rand", "sparse", "solver", "dnn", "tensor", "file", "pti", "File", "Init",
                          "Ctx", "Module", "Mem", "Launch", "Device", "Stream", "Event", "Func", "Tex", "Link",
                          "Complex")),
