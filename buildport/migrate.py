@@ -533,14 +533,27 @@ _PROBED = (" (the defaults: the build keeps those its HIP compiler knows; "
 
 
 def _build_commands(plan: Plan, options: Options) -> list[str]:
+    """How to build the port: with CMake where the top folder's CMakeLists.txt is a project (has ``project()``;
+    one without is a fragment a parent project adds), else with make where there is a Makefile."""
     names = {p.name for p in plan.build_files if p.parent.resolve() == plan.root.resolve()}
     arch = ";".join(options.targets)
-    if "CMakeLists.txt" in names:
+    if "CMakeLists.txt" in names and (not names & {"Makefile", "makefile", "GNUmakefile"}
+                                      or _PROJECT.search(_text_of(plan.root / "CMakeLists.txt"))):
         chosen = "" if options.probe_targets else f' -DCMAKE_HIP_ARCHITECTURES="{arch}"'
         return [f"cmake -S . -B build{chosen}", "cmake --build build"]
     if names & {"Makefile", "makefile", "GNUmakefile"}:
         return ["make" if options.probe_targets else f'make HIP_OFFLOAD_ARCH="{arch.replace(";", " ")}"']
     return ["(no top-level build file: build each directory as before)"]
+
+
+_PROJECT = re.compile(r"^[ \t]*project[ \t]*\(", re.M | re.I)
+
+
+def _text_of(path: Path) -> str:
+    try:
+        return read_source(path).text
+    except InputError:
+        return ""
 
 
 def _write_new(path: Path, text: str, mode: int = 0o644) -> None:

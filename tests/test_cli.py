@@ -232,3 +232,27 @@ def test_a_source_the_engine_fails_on_is_work_for_a_person_and_the_migration_fai
     assert "cannot read it" in remaining[0]["message"]
     markdown = (out / "MIGRATION.md").read_text()
     assert "## What a person still has to do (1)" in markdown and "`bad.cu:1:1` error [hipify-failed]" in markdown
+
+
+def test_build_it_names_make_where_the_cmake_file_is_a_fragment_of_a_parent_project(tmp_path: Path) -> None:
+    """A folder with a Makefile and a CMakeLists.txt without project() (a parent's add_subdirectory() adds it)
+    is built with make."""
+    import json
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = tmp_path / "bench"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text("add_executable(bench main.cu)\n")
+    (project / "Makefile").write_text("bench: main.cu\n\tnvcc -o bench main.cu\n")
+    (project / "main.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); return 0; }\n")
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out), "--no-cmake-configure"])
+    assert done.exit_code == 0, done.output
+    commands = json.loads((out / "migration.json").read_text())["build_commands"]
+    assert commands[0].startswith("make"), commands
+    (project / "CMakeLists.txt").write_text("project(bench LANGUAGES CXX CUDA)\nadd_executable(bench main.cu)\n")
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(tmp_path / "out2"), "--no-cmake-configure"])
+    assert json.loads((tmp_path / "out2" / "migration.json").read_text())["build_commands"][0].startswith("cmake")
