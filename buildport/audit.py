@@ -665,7 +665,38 @@ def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) ->
         yield i + 1, new[picks[i]].rstrip("\r\n") if i in picks else None
 
 
-def residue(text: str, path: str, kind: str, reported: list[Finding], changes: dict[int, str | None]) -> list[Finding]:
+def left_behind(text: str, path: str, kind: str, result: Result) -> list[Finding]:
+    """The findings of :func:`residue` that need a person (warnings): CUDA text the rewrite of ``text``
+    (``result``) keeps and no finding of the engine names."""
+    prescan = _engine()[1]
+    if not (prescan.may_have_residue(text) if kind == CMAKE else not _make_quiet(text)):
+        return []
+    changes: _LazyChanges | dict[int, str | None] = _LazyChanges(result) if result.changed else {}
+    found = residue(text, path, kind, result.findings, changes, Severity.WARNING)  # type: ignore[arg-type]
+    return [f for f in found if not f.fixable]
+
+
+class _LazyChanges:
+    """:func:`line_changes` of a result, worked out when :func:`residue` first asks (most files have no hit)."""
+
+    def __init__(self, result: Result) -> None:
+        self._result = result
+        self._changes: dict[int, str | None] | None = None
+
+    def _all(self) -> dict[int, str | None]:
+        if self._changes is None:
+            self._changes = line_changes(self._result)
+        return self._changes
+
+    def get(self, line: int, default: str | None = None) -> str | None:
+        return self._all().get(line, default)
+
+    def __contains__(self, line: object) -> bool:
+        return line in self._all()
+
+
+def residue(text: str, path: str, kind: str, reported: list[Finding], changes: dict[int, str | None],
+            least: Severity = Severity.INFO) -> list[Finding]:
     """CUDA text in the code of a build file that no engine finding covers.
 
     A line with a finding that needs a human is covered whole. Text the rewrite
@@ -687,7 +718,7 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: d
             line_start = text.rfind("\n", at_line, start) + 1
         at_line = start
         col = start - line_start + 1
-        if line in human or (line, col) in at:
+        if line in human or (line, col) in at or build_rules.BY_ID[rule].severity < least:
             continue
         new = changes.get(line, text)
         survives = line not in changes

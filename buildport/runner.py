@@ -956,7 +956,16 @@ def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmak
         error = (f"{path}: internal error: {type(exc).__name__}: {message} "
                  "(please report it with this file; --debug shows a traceback)")
         return FileOutcome(path, error=error, exception=exc)
+    result.findings.extend(_left_behind(source.text, source.path, kind, result))
     return FileOutcome(path, result, source)
+
+
+def _left_behind(text: str, path: str, kind: str, result: Result) -> list[Finding]:
+    """CUDA the rewrite leaves in the file that no finding of the engine names (a CUDA library's file name,
+    a path into the toolkit): what ``audit`` reports of it, so ``cmake`` and ``make`` say it too."""
+    from buildport.audit import left_behind
+
+    return left_behind(text, path, kind, result)
 
 
 def write_changes(run: Run) -> list[str]:

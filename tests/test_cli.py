@@ -256,3 +256,17 @@ def test_build_it_names_make_where_the_cmake_file_is_a_fragment_of_a_parent_proj
     (project / "CMakeLists.txt").write_text("project(bench LANGUAGES CXX CUDA)\nadd_executable(bench main.cu)\n")
     done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(tmp_path / "out2"), "--no-cmake-configure"])
     assert json.loads((tmp_path / "out2" / "migration.json").read_text())["build_commands"][0].startswith("cmake")
+
+
+def test_cmake_and_make_report_the_cuda_they_leave_as_audit_does(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX CUDA)\nset(EXTRA_LIB libcudart.so)\n")
+    (tmp_path / "Makefile").write_text("LIBS = libcudart_static.a\nall:\n\tg++ -o x x.o $(LIBS)\n")
+    runner = CliRunner()
+    for command, name, line in (("cmake", "CMakeLists.txt", 2), ("make", "Makefile", 1)):
+        done = runner.invoke(main, [command, "--no-cache", str(tmp_path / name)])
+        assert done.exit_code == 0, done.output
+        assert f"{name}:{line}:" in done.output and "warning[build-cuda-library]" in done.output, done.output
