@@ -415,7 +415,7 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
                 "renamed_from": None if c.renamed_from is None else plan.relative(c.renamed_from),
                 "hipify": None if c.hipify is None else {
                     "converted": c.hipify.converted, "unconverted": c.hipify.unconverted,
-                    "warnings": c.hipify.warnings},
+                    "warnings": [w.replace(str(c.path), plan.relative(c.path)) for w in c.hipify.warnings]},
                 "fixes": c.fixes}
                for c in plan.reported()]
     def entry(f: Finding) -> dict[str, object]:

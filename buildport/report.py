@@ -8,6 +8,8 @@ directory (``%SRCROOT%``) when they lie below it.
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from pathlib import Path
 from json.encoder import encode_basestring  # the C one where available
@@ -117,8 +119,25 @@ def _document(report: AuditReport, finding: Callable[[Finding, str, str | None],
             "by_severity": {str(s): sum(1 for f in findings if f.severity == s) for s in Severity},
             "by_rule": dict(sorted(Counter(f.rule for f in findings).items())),
         },
-        "errors": list(report.errors),
+        "errors": [error_json(e) for e in report.errors],
     }
+
+
+_PLACED = re.compile(r"(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?:error: )?(?P<message>.*)", re.S)
+_FILED = re.compile(r"(?P<path>[^:\n]+): (?:error: )?(?P<message>.*)", re.S)
+
+
+def error_json(error: str) -> dict[str, Any]:
+    """An input error (``path:line:col: error: message``, or ``path: error: message``) as its parts; a line or
+    column the message does not give is null."""
+    placed = _PLACED.fullmatch(error)
+    if placed is not None:
+        return {"path": placed["path"], "line": int(placed["line"]), "col": int(placed["col"]),
+                "message": placed["message"].strip()}
+    filed = _FILED.fullmatch(error)
+    if filed is not None:
+        return {"path": filed["path"], "line": None, "col": None, "message": filed["message"].strip()}
+    return {"path": None, "line": None, "col": None, "message": error.strip()}
 
 
 def finding_json(f: Finding, kind: str, scope: str | None) -> dict[str, Any]:

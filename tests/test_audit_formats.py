@@ -97,3 +97,16 @@ def test_sarif_shape_for_code_scanning() -> None:
         assert result["level"] in ("error", "warning", "note") and result["message"]["text"]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run_["results"]}
     assert {"CMakeLists.txt", "Makefile", "common.mk", "src/kernel.cu", "src/host.cpp"} == uris
+
+
+def test_errors_are_structured_and_validate(tmp_path: Path) -> None:
+    from buildport.report import error_json
+
+    (tmp_path / "CMakeLists.txt").write_text("project(p\n")
+    data = to_json(audit([str(tmp_path)]))
+    jsonschema.Draft202012Validator(own_schema()).validate(data)
+    [error] = data["errors"]
+    assert (Path(error["path"]).name, error["line"], error["col"]) == ("CMakeLists.txt", 1, 1)
+    assert error["message"].startswith("unbalanced parentheses")
+    assert error_json("sub/Makefile: error: not UTF-8 text") == {
+        "path": "sub/Makefile", "line": None, "col": None, "message": "not UTF-8 text"}

@@ -197,6 +197,7 @@ def test_migrate_reports_each_name_the_engine_left(tmp_path: Path) -> None:
     # hipify added its include on top: the names are on line 6 of the converted file
     assert left == {(6, 3, "curandOrdering_t"), (6, 28, "CURAND_ORDERING_PSEUDO_BEST")}
     assert "curandOrdering_t" in (out / "MIGRATION.md").read_text()
+    _valid_migration_json(out)
 
 
 def test_a_source_the_engine_fails_on_is_work_for_a_person_and_the_migration_fails(tmp_path: Path) -> None:
@@ -232,6 +233,22 @@ def test_a_source_the_engine_fails_on_is_work_for_a_person_and_the_migration_fai
     assert "cannot read it" in remaining[0]["message"]
     markdown = (out / "MIGRATION.md").read_text()
     assert "## What a person still has to do (1)" in markdown and "`bad.cu:1:1` error [hipify-failed]" in markdown
+    _valid_migration_json(out)
+
+
+def _valid_migration_json(out: Path) -> None:
+    """migration.json validates against the package's schema, and names no absolute path."""
+    import json
+    from importlib import resources
+
+    import jsonschema
+
+    schema = json.loads(resources.files("buildport").joinpath("schemas/migration-v1.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    text = (out / "migration.json").read_text()
+    data = json.loads(text)
+    jsonschema.Draft202012Validator(schema).validate(data)
+    assert str(out) not in text.replace(data["engine"], ""), "an absolute path in migration.json"
 
 
 def test_build_it_names_make_where_the_cmake_file_is_a_fragment_of_a_parent_project(tmp_path: Path) -> None:
