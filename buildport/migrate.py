@@ -245,6 +245,10 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             source = read_source(path)
         except InputError as exc:
             plan.skipped.append((plan.relative(path), exc.message))
+            plan.findings.append(Finding(plan.relative(path), 1, 1, "hipify-failed", Severity.ERROR,
+                                         f"this source could not be read ({exc.message}): it is left as it was, "
+                                         "in CUDA, while the build that compiles it is ported",
+                                         "convert it by hand"))
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text

@@ -82,8 +82,9 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         return EXIT_ERROR
     if not quiet:
         _summary(plan, target, verbose)
-    if plan.hipify_failures:
-        click.echo(f"error: {len(plan.hipify_failures)} of the sources the build compiles could not be converted "
+    failed = sum(1 for f in plan.findings if f.rule == "hipify-failed")
+    if failed:
+        click.echo(f"error: {failed} of the sources the build compiles could not be converted "
                    "(see MIGRATION.md, What a person still has to do)", err=True)
         return EXIT_PARTLY
     return EXIT_OK

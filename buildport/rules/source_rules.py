@@ -58,10 +58,10 @@ RULES: tuple[SourceRule, ...] = (
         "hipify-perl's 'unsupported identifier' warnings",
     ),
     SourceRule(
-        "hipify-failed", "Source the conversion engine failed on", ERROR,
+        "hipify-failed", "Source migrate could not convert", ERROR,
         "The conversion engine exited with an error, produced nothing, or passed its time limit on a source "
-        "the build compiles: `migrate` left the file as it was, in CUDA, while the build files that compile it "
-        "are ported, so the build fails on it until it is converted.",
+        "the build compiles, or the file could not be read as text: `migrate` left it as it was, in CUDA, while "
+        "the build files that compile it are ported, so the build fails on it until it is converted.",
         "Convert the file by hand, or fix what stopped the engine (its message is given) and migrate again.",
         "/* a source hipify-perl timed out on */\n",
         "/* the same source, converted */\n",
