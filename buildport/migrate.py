@@ -8,6 +8,7 @@ through a symbolic link. Nothing is written when the plan fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -561,13 +562,23 @@ def _text_of(path: Path) -> str:
 
 
 def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
-    """A file that did not exist: written under a temporary name, then renamed into place."""
+    """A report file: written to a temporary file made exclusively beside it (never through a link that a
+    tree may hold under a fixed name), then renamed into place (a link at ``path`` is replaced, not
+    followed)."""
+    import tempfile
+
     from buildport.textio import encode
 
-    temporary = path.with_name(f".{path.name}.buildport-tmp")
-    temporary.write_bytes(encode(text))
-    os.chmod(temporary, mode)
-    os.replace(temporary, path)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".buildport-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(encode(text))
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def write_reports(plan: Plan, options: Options) -> None:

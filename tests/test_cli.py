@@ -287,3 +287,24 @@ def test_cmake_and_make_report_the_cuda_they_leave_as_audit_does(tmp_path: Path)
         done = runner.invoke(main, [command, "--no-cache", str(tmp_path / name)])
         assert done.exit_code == 0, done.output
         assert f"{name}:{line}:" in done.output and "warning[build-cuda-library]" in done.output, done.output
+
+
+def test_migrate_writes_its_reports_through_no_link_the_tree_holds(tmp_path: Path) -> None:
+    """A tree that commits links named like the reports, or like a fixed temporary name, gets its links
+    replaced by the reports; the files they point at are never written."""
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "Makefile").write_text("app: app.cu\n\tnvcc -o app app.cu\n")
+    (project / "app.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); return 0; }\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    for name in ("MIGRATION.md", ".MIGRATION.md.buildport-tmp", "migration.json", ".migration.json.buildport-tmp"):
+        (project / name).symlink_to(victim)
+    done = CliRunner().invoke(main, ["migrate", str(project), "--in-place", "--force"])
+    assert done.exit_code == 0, done.output
+    assert victim.read_text() == "keep me\n"
+    assert not (project / "MIGRATION.md").is_symlink() and "# Migration to HIP" in (project / "MIGRATION.md").read_text()
