@@ -194,17 +194,28 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     files: Iterable[str]
     if kind == "cmake":  # ported as discovery finds them: see port_files
         files = iter_paths(list(paths), wanted, skipped, contents, index)
-    else:
+    outside: list[str] = []  # Makefiles the tree includes from outside the paths named: read, never written
+    if kind != "cmake":
+        roots = [os.path.realpath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths if p != "-"]
+
         def walked() -> Iterator[str]:  # as the port asks for the files: its pool can start during the walk
             found = []
             for path in iter_paths(list(paths), wanted, skipped, contents, index):
                 found.append(path)
                 yield path
-            yield from included_makefiles([f for f in found if f != "-"], contents, index)
+            for path in included_makefiles([f for f in found if f != "-"], contents, index):
+                if not _within(path, roots):
+                    outside.append(path)
+                yield path
 
         files = walked()
     walking = any(p != "-" and os.path.isdir(p) for p in paths)
     run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents, walking)
+    if outside:  # their facts are in the run; they themselves are not the user's to rewrite here
+        left = set(outside)
+        run.outcomes = [o for o in run.outcomes if o.path not in left]
+        skipped += [f"{path}: included from outside the paths given: read for what it defines, not rewritten "
+                    "(name it, or a folder that holds it, to port it)" for path in outside]
     for note in skipped:
         click.echo(note, err=True)
     if not run.outcomes:
@@ -224,6 +235,12 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
     """
     _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
              jobs, _open_cache(cache_dir, no_cache))
+
+
+def _within(path: str, roots: list[str]) -> bool:
+    """Whether ``path`` (resolved) is below one of ``roots`` (resolved folders)."""
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
 
 
 def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:

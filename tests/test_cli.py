@@ -308,3 +308,27 @@ def test_migrate_writes_its_reports_through_no_link_the_tree_holds(tmp_path: Pat
     assert done.exit_code == 0, done.output
     assert victim.read_text() == "keep me\n"
     assert not (project / "MIGRATION.md").is_symlink() and "# Migration to HIP" in (project / "MIGRATION.md").read_text()
+
+
+def test_make_in_place_never_writes_an_included_makefile_outside_the_paths_given(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "proj").mkdir()
+    common = "NVCC = nvcc\nFLAGS = -arch=sm_80\n"
+    (tmp_path / "shared" / "common.mk").write_text(common)
+    (tmp_path / "proj" / "Makefile").write_text(
+        "include ../shared/common.mk\ninclude local.mk\napp: app.cu\n\t$(NVCC) $(FLAGS) -o app app.cu\n")
+    (tmp_path / "proj" / "local.mk").write_text("LIBS = -lcudart\n")
+    done = CliRunner().invoke(main, ["make", "--in-place", "--no-cache", str(tmp_path / "proj")])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "shared" / "common.mk").read_text() == common  # read for its facts, not written
+    assert "included from outside the paths given" in done.output
+    assert "-lcudart" not in (tmp_path / "proj" / "local.mk").read_text()  # inside: ported
+    # named, it is the user's to port
+    done = CliRunner().invoke(main, ["make", "--in-place", "--no-cache", str(tmp_path / "proj"),
+                                     str(tmp_path / "shared")])
+    assert done.exit_code == 0, done.output
+    assert "$(HIPCC)" in (tmp_path / "shared" / "common.mk").read_text()

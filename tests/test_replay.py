@@ -131,7 +131,8 @@ def test_any_change_to_what_the_run_looked_at_runs_it_again(
 
 def test_an_include_that_appears_outside_the_walk_runs_it_again(tmp_path: Path, no_margin: None) -> None:
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "Makefile").write_text("include ../outside.mk\nall:\n\t$(CC) -o x x.c\n")
+    # -G is nvcc's only where $(CC) is nvcc, which the included file (outside the walk, never rewritten) says
+    (tmp_path / "sub" / "Makefile").write_text("include ../outside.mk\nall:\n\t$(CC) -G -o x x.cu\n")
     args = ["make", "--check", "-v", "--cache-dir", str(tmp_path / "cache"), "sub"]
     first = invoke(*args, cwd=tmp_path)
     assert first[0] == 0 and memos(tmp_path / "cache")
