@@ -36,12 +36,13 @@ preprocessor lines change, never comments or strings.
   (GPUJPEG's C sources stopped there). The default is written in
   (:data:`~buildport.rules.source_rules.C_DEFAULT_ARGUMENTS`).
 * ``warp_sync``: the warp ``*_sync`` shuffles and votes arrived in ROCm 6.2;
-  where the installed ROCm is older and the mask names the whole warp
-  (``0xffffffff``, ``~0``, ``__activemask()``, or a macro of the file defined
-  as one), the call becomes the form without a mask (``__shfl_down_sync(m, v,
-  1)`` → ``__shfl_down(v, 1)``). A partial mask, and ``__syncwarp``, are left to
-  the ``warp-sync-intrinsic`` finding; the 64-lane meaning of ``__ballot`` stays
-  reported (``warp-mask-32bit``).
+  where the installed ROCm is older, a shuffle becomes the form without a mask
+  (``__shfl_down_sync(m, v, 1)`` → ``__shfl_down(v, 1)``: its mask only says
+  which lanes take part), and so does a vote whose mask names the whole warp
+  (``0xffffffff``, ``~0``, ``__activemask()``, a macro defined as one, or a
+  variable declared as one and never assigned again). A vote's partial mask is
+  left to the ``warp-sync-intrinsic`` finding; the 64-lane meaning of
+  ``__ballot`` stays reported (``warp-mask-32bit``).
 * ``launch_spacing``: nvcc reads a kernel launch written ``k << <grid, block >> >(...)``;
   clang reads ``<<<`` and ``>>>`` only as written together. The spaces inside
   each go.
@@ -83,6 +84,7 @@ from buildport.rules.source_rules import (
     HIP_VECTOR_MEMBER_OPERATORS,
     HIP_VECTOR_TYPES,
     KERNEL_POINTER_ARGUMENTS,
+    MASK_FREE_SHUFFLES,
     SINGLE_TYPE_INTRINSICS,
     TYPEDEF_NOT_TAG,
     SYNCWARP,
@@ -101,8 +103,8 @@ FIXES: dict[str, str] = {
     "callback_macro": "`CUDART_CB` dropped (a callback's calling convention; HIP has none)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
-    "warp_sync": "warp `*_sync` calls over the whole warp made the forms this ROCm has (`__shfl_down(v, 1)`; "
-                 "`__syncwarp()` a wavefront barrier between fences)",
+    "warp_sync": "warp `*_sync` shuffles, and votes over the whole warp, made the forms this ROCm has "
+                 "(`__shfl_down(v, 1)`; `__syncwarp()` a wavefront barrier between fences)",
     "struct_typedef": "the struct tag of HIP names that are typedefs (`struct _hipGraphicsResource`)",
     "launch_spacing": "kernel launches written `k << <g, b >> >(...)` closed up to `<<<` and `>>>` (clang needs them)",
     "hip_defines": "device functions of the project that HIP defines too (`atomicMin(float*, float)`) kept for CUDA "
@@ -303,12 +305,34 @@ def _full_masks(lexed: Lexed) -> set[str]:
             and FULL_LANE_MASK.fullmatch("".join(d.tokens.texts[1:]))}  # fmt: skip
 
 
+def _full_mask_constants(lexed: Lexed) -> set[str]:
+    """Variables the file declares with the whole warp's mask (``unsigned full = 0xffffffff;``) and assigns
+    nowhere else."""
+    texts, kinds = lexed.code.texts, lexed.code.kinds
+    declared: set[str] = set()
+    assigned: dict[str, int] = {}
+    for i in range(1, len(texts) - 1):
+        if kinds[i] != IDENT or texts[i + 1] not in _ASSIGNMENTS and texts[i + 1] not in ("++", "--") \
+                and texts[i - 1] not in ("++", "--"):
+            continue
+        assigned[texts[i]] = assigned.get(texts[i], 0) + 1
+        if texts[i + 1] == "=" and kinds[i - 1] == IDENT and texts[i - 1] in _MASK_TYPES:
+            end = texts.index(";", i) if ";" in texts[i:] else len(texts)
+            if FULL_LANE_MASK.fullmatch("".join(texts[i + 2:end])):
+                declared.add(texts[i])
+    return {name for name in declared if assigned[name] == 1}
+
+
+_ASSIGNMENTS = frozenset(("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="))
+_MASK_TYPES = frozenset(("unsigned", "int", "long", "uint32_t", "uint64_t", "uint", "auto"))
+
+
 def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset()) -> list[Edit]:
     """Each warp ``*_sync`` call whose mask names the whole warp: its name without ``_sync``, its mask and the
     comma after it dropped. A mask macro counts where this file or another of the project (``elsewhere``)
     defines it so, unless this file defines it otherwise."""
     defined_here = lexed.defined()
-    full_macros = _full_masks(lexed) | (elsewhere - defined_here)
+    full_macros = _full_masks(lexed) | (elsewhere - defined_here) | _full_mask_constants(lexed)
     texts, starts = lexed.code.texts, lexed.code.starts
     edits: list[Edit] = []
     for i, unsynced, args in _calls(lexed, UNSYNCED_WARP_FUNCTIONS):
@@ -316,8 +340,8 @@ def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset())
             continue
         first, end = args[0]
         mask = "".join(texts[first:end])
-        if not (FULL_LANE_MASK.fullmatch(mask) or mask in full_macros):
-            continue  # a partial mask means what it says: left to the finding
+        if not (FULL_LANE_MASK.fullmatch(mask) or mask in full_macros or texts[i] in MASK_FREE_SHUFFLES):
+            continue  # a vote's partial mask means what it says: left to the finding
         # the name, "(", the mask, its comma and the blanks after it: one edit a call
         edits.append((starts[i], starts[args[1][0]], unsynced + "("))
     for i, barrier, args in _calls(lexed, {SYNCWARP: WARP_BARRIER}):

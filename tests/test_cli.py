@@ -307,7 +307,8 @@ def test_migrate_writes_its_reports_through_no_link_the_tree_holds(tmp_path: Pat
     done = CliRunner().invoke(main, ["migrate", str(project), "--in-place", "--force"])
     assert done.exit_code == 0, done.output
     assert victim.read_text() == "keep me\n"
-    assert not (project / "MIGRATION.md").is_symlink() and "# Migration to HIP" in (project / "MIGRATION.md").read_text()
+    report = project / "MIGRATION.md"
+    assert not report.is_symlink() and "# Migration to HIP" in report.read_text()
 
 
 def test_make_in_place_never_writes_an_included_makefile_outside_the_paths_given(tmp_path: Path) -> None:

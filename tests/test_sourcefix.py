@@ -259,11 +259,10 @@ def test_a_warp_mask_macro_another_header_defines_counts() -> None:
     helper = "#define FULLMASK 0xffffffff\n#define LOW_HALF 0x0000ffff\n#define ALL (~0u)\n"
     assert full_mask_macros(helper) == {"FULLMASK", "ALL"}
     assert full_mask_macros("int x = 0xffffffff;\n") == set()
-    kernel = "__device__ int f(int v) { return __shfl_down_sync(FULLMASK, v, 1) + __shfl_xor_sync(LOW_HALF, v, 1); }\n"
+    kernel = "__device__ int f(int v) { return __any_sync(FULLMASK, v) + __any_sync(LOW_HALF, v); }\n"
     masks = frozenset(full_mask_macros(helper))
     assert port_source(kernel, "k.cuh", (5, 2), masks) == (
-        "__device__ int f(int v) { return __shfl_down(v, 1) + __shfl_xor_sync(LOW_HALF, v, 1); }\n",
-        {"warp_sync": 1})
+        "__device__ int f(int v) { return __any(v) + __any_sync(LOW_HALF, v); }\n", {"warp_sync": 1})
     # this file's own definition decides
     assert port_source("#define FULLMASK 0x1\n" + kernel, "k.cuh", (5, 2), masks)[1] == {}
 
@@ -347,3 +346,17 @@ def test_arguments_of_intrinsics_hip_overloads_are_cast_to_cudas_one_type() -> N
     assert ("out[0] = __ffsll((long long int)(w[0])) + __ffs((int)(u)) + __ffs(8) + __ffsll((long long int)w[1])"
             " + __ffsll((long long int)(w[2] | 1));") in new
     assert port_source(new, "k.cu")[1] == {}
+
+
+def test_a_shuffle_loses_any_mask_and_a_vote_a_constant_one() -> None:
+    """A shuffle's mask only says which lanes take part (HeCBench bsw: a ballot's result); a vote's mask narrows
+    its result, so only one naming the whole warp goes, a variable declared so and never assigned again too
+    (HeCBench atomicAggregate)."""
+    text = ("__device__ int f(int v, int p) {\n  unsigned mask = __ballot(p);\n  unsigned full = 0xFFFFFFFF;\n"
+            "  unsigned moving = 0xFFFFFFFF;\n  moving &= 3;\n"
+            "  v += __shfl_down_sync(mask, v, 1);\n  return __ballot_sync(full, p) + __any_sync(moving, p)"
+            " + __all_sync(mask, p);\n}\n")
+    new, fixes = port_source(text, "k.cu", (5, 2))
+    assert fixes == {"warp_sync": 2, "runtime_include": 1}
+    assert "v += __shfl_down(v, 1);" in new
+    assert "return __ballot(p) + __any_sync(moving, p) + __all_sync(mask, p);" in new

@@ -596,6 +596,10 @@ UNSYNCED_WARP_FUNCTIONS: Mapping[str, str] = MappingProxyType({
     "__shfl_sync": "__shfl", "__shfl_up_sync": "__shfl_up", "__shfl_down_sync": "__shfl_down",
     "__shfl_xor_sync": "__shfl_xor", "__any_sync": "__any", "__all_sync": "__all", "__ballot_sync": "__ballot",
 })
+# The shuffles among them: a shuffle's mask only says which lanes take part (CUDA leaves a read from a lane
+# outside it undefined), and HIP's shuffle without a mask reads the source lane the same way, so any mask can go;
+# a vote's mask narrows its result, so only one naming the whole warp can.
+MASK_FREE_SHUFFLES = frozenset(("__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync"))
 WARP_SYNC_SINCE = (6, 2)
 # __syncwarp() (or over the whole warp's mask) before ROCm 6.2: the wavefront's barrier between a release and an
 # acquire fence, as ROCm 6.2's own __syncwarp is written (a comma expression: it stands where the call stood).
