@@ -61,6 +61,12 @@ preprocessor lines change, never comments or strings.
   unsigned overload of each (:data:`~buildport.rules.source_rules.SINGLE_TYPE_INTRINSICS`), so a call
   with another integer type (``__ffsll(uint64_t)``) is ambiguous there. The argument is cast to CUDA's
   type, which is what the call converted it to with nvcc (a literal, or a cast already written, is left).
+* ``device_pass_macros``: a macro a header defines as ``__device__`` under a test of ``__CUDA_ARCH__``
+  and as nothing otherwise (InfiniTAM's ``_CPU_AND_GPU_CODE_``) marks functions for nvcc's device pass
+  only, which works because nvcc's host pass never reads a kernel's body. clang reads kernels in its
+  host pass too, and a host function called there does not match; HIP defines no ``__CUDA_ARCH__``
+  either, so the functions were host-only in both passes. For HIP the macro becomes ``__host__
+  __device__`` in both passes (``#if defined(__HIPCC__) || (...)``); a host compiler still gets nothing.
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -92,7 +98,7 @@ from buildport.rules.source_rules import (
     WARP_BARRIER,
     WARP_SYNC_SINCE,
 )
-from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, NUMBER, PUNCT, Lexed, lex
+from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, NUMBER, PUNCT, Directive, Lexed, lex
 from buildport.textio import spliced
 
 #: Fix id → what it did, as MIGRATION.md says it (after the count).
@@ -115,6 +121,8 @@ FIXES: dict[str, str] = {
     "own_headers": "includes of the project's own headers named like CUDA's put back (hipify renamed `\"cuda.h\"`)",
     "kernel_pointer": "kernels given to `hipFuncSetCacheConfig` and friends cast to `const void*` (HIP has no "
                       "template overload)",
+    "device_pass_macros": "macros that mark functions `__device__` in nvcc's device pass only made `__host__ "
+                          "__device__` for HIP (clang checks kernels in its host pass too)",
     "intrinsic_casts": "arguments of `__ffs`/`__ffsll` cast to the one type CUDA declares them for (HIP overloads "
                        "them for signed and unsigned; another type is ambiguous)",
     "fallbacks": "functions the installed HIP may lack defined before their first use, under a test of that "
@@ -123,7 +131,7 @@ FIXES: dict[str, str] = {
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
 _EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2, "vector_operators": 2,
-                  "intrinsic_casts": 2}
+                  "intrinsic_casts": 2, "device_pass_macros": 2}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
@@ -351,6 +359,53 @@ def _warp_sync(text: str, lexed: Lexed, elsewhere: frozenset[str] = frozenset())
         close = args[-1][1] if args else i + 2  # the ")" of __syncwarp() or __syncwarp(mask)
         edits.append((starts[i], starts[close] + 1, barrier))
     return edits
+
+
+def _device_pass_macros(text: str, lexed: Lexed) -> list[Edit]:
+    """For each ``#if``/``#ifdef`` testing ``__CUDA_ARCH__`` whose branch defines a macro as ``__device__`` and
+    whose ``#else`` defines it as nothing: the test made true under HIP, the body ``__host__ __device__``."""
+    directives = lexed.directives
+    edits: list[Edit] = []
+    for i, opening in enumerate(directives[:-1]):
+        if opening.name not in ("if", "ifdef") or "__CUDA_ARCH__" not in opening.tokens.texts:
+            continue
+        define = directives[i + 1]
+        if define.name != "define" or define.tokens.texts[1:] != ["__device__"]:
+            continue
+        name = define.tokens.texts[0]
+        alternative = _alternative_define(directives, i, name)
+        if alternative is None or "__device__" in alternative.tokens.texts:
+            continue
+        tokens = opening.tokens
+        first, last = tokens.starts[0], tokens.starts[-1] + len(tokens.texts[-1])
+        if opening.name == "ifdef":
+            keyword = text.index("ifdef", opening.start)
+            edits.append((keyword, last, f"if defined(__HIPCC__) || defined({text[first:last]})"))
+        else:
+            edits.append((first, last, f"defined(__HIPCC__) || ({text[first:last]})"))
+        at = define.tokens.starts[1]
+        edits.append((at, at + len("__device__"), "__host__ __device__"))
+    return edits
+
+
+def _alternative_define(directives: list[Directive], opening: int, name: str) -> Directive | None:
+    """The ``#define name`` of the ``#else`` branch of the conditional opened at ``opening`` (None without
+    one, or with other directives in the way)."""
+    depth = 0
+    for j in range(opening + 1, len(directives)):
+        directive = directives[j]
+        if directive.name in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif directive.name == "endif":
+            if depth == 0:
+                return None
+            depth -= 1
+        elif directive.name in ("else", "elif") and depth == 0:
+            if directive.name == "elif" or j + 1 >= len(directives):
+                return None
+            after = directives[j + 1]
+            return after if after.name == "define" and after.tokens.texts[:1] == [name] else None
+    return None
 
 
 def _intrinsic_casts(text: str, lexed: Lexed) -> list[Edit]:
@@ -630,5 +685,6 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "vector_operators": (_vector_operators, lambda text: _COMPOUND_OPERATOR.search(text) is not None),
     "fallbacks": (_fallbacks, lambda text: any(name in text for name in FALLBACKS)),
     "intrinsic_casts": (_intrinsic_casts, lambda text: "__ffs" in text),
+    "device_pass_macros": (_device_pass_macros, lambda text: "__CUDA_ARCH__" in text and "__device__" in text),
 }
 assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers"} == set(FIXES)

@@ -360,3 +360,18 @@ def test_a_shuffle_loses_any_mask_and_a_vote_a_constant_one() -> None:
     assert fixes == {"warp_sync": 2, "runtime_include": 1}
     assert "v += __shfl_down(v, 1);" in new
     assert "return __ballot(p) + __any_sync(moving, p) + __all_sync(mask, p);" in new
+
+
+def test_a_macro_that_is_device_in_nvccs_device_pass_only_is_host_device_for_hip() -> None:
+    """InfiniTAM's _CPU_AND_GPU_CODE_: __device__ under a test of __CUDA_ARCH__, nothing otherwise."""
+    text = ("#if defined(__HIPCC__) && defined(__CUDA_ARCH__)\n#define SHARED __device__  // device pass\n#else\n"
+            "#define SHARED\n#endif\n#ifdef __CUDA_ARCH__\n#define ALSO __device__\n#else\n#define ALSO inline\n#endif\n"
+            "#if defined(__CUDA_ARCH__)\n#define CONST __constant__\n#else\n#define CONST\n#endif\n"
+            "#ifdef __CUDA_ARCH__\n#define BOTH __device__\n#else\n#define BOTH __host__ __device__\n#endif\n")
+    new, fixes = port_source(text, "platform.h")
+    assert fixes == {"device_pass_macros": 2}
+    assert new.startswith("#if defined(__HIPCC__) || (defined(__HIPCC__) && defined(__CUDA_ARCH__))\n"
+                          "#define SHARED __host__ __device__  // device pass\n#else\n#define SHARED\n#endif\n"
+                          "#if defined(__HIPCC__) || defined(__CUDA_ARCH__)\n#define ALSO __host__ __device__\n")
+    assert "#define CONST __constant__\n" in new and "#define BOTH __device__\n" in new  # not this idiom: left
+    assert port_source(new, "platform.h") == (new, {})

@@ -107,6 +107,14 @@ PROJECTS = {
         # Thrust's package target becomes one linking rocThrust; CUB's names and header become hipCUB's
         sources=("src/ranks.cu", "src/block_sums.cu", "src/main.cpp"),
     ),
+    "cmake-device-pass-macro": Project(
+        kind="cmake",
+        executables=("clampdemo",),
+        build_files=("CMakeLists.txt",),
+        # platform.h's SHARED_CODE is __device__ in nvcc's device pass only: clang reads kernels in its host pass
+        # too, so for HIP it becomes __host__ __device__ (main.cpp, compiled by the C++ compiler, still gets nothing)
+        sources=("platform.h", "kernels.cu"),
+    ),
     "cmake-int8-sparse": Project(
         kind="cmake",
         executables=("int8dot",),
