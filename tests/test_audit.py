@@ -90,6 +90,7 @@ POSITIVE = [
     ("make-nvhpc-path", MAKE, "NVCXX = /opt/nvidia/hpc_sdk/Linux_x86_64/24.5/compilers/bin/nvc++\n",
      "/opt/nvidia", False),
     ("make-c-source-std", MAKE, "NVCC := nvcc -std=c++17\nx.o: x.c\n\t$(NVCC) -c x.c\n", "x.o", False),
+    ("make-c-source-std", MAKE, "FLAGS := -std=c++17\nx.o: x.c\n\tnvcc $(FLAGS) -c x.c\n", "x.o", True),
     ("nvcc-flag", MAKE, "NVCCFLAGS := -O2 --default-stream bogus\n", "--default-stream", False),
     ("nvcc-phase", MAKE, "NVCCFLAGS := -ptx\n", "-ptx", False),
     ("build-nvcc", CMAKE, "execute_process(COMMAND nvcc --version)\n", "nvcc", False),

@@ -676,14 +676,52 @@ def report_platform(ctx: MakeContext) -> None:
             # hipcc compiles a .c file as C, as nvcc did, but defines no HIP platform for it: HIP's headers
             # (hipified includes, the forced runtime header) refuse to compile without one
             ctx.compiles_c = True
-            if ctx.text_holds("std=c++"):
-                ctx.report(line.start, "make-c-source-std", Severity.WARNING,
-                           "a .c file compiled by the GPU compiler: a C++ -std= flag given to it fails with hipcc "
-                           "(nvcc passed it to C++ files only)", "keep -std=c++NN out of the .c files' commands")
+            if ctx.text_holds("std=c++") or ctx.text_holds("std=gnu++"):
+                _c_without_cxx_standard(ctx, line)
             else:
                 ctx.report(line.start, "make-c-source", Severity.INFO,
                            "a .c file compiled by the GPU compiler: hipcc compiles it as C, as nvcc did, with "
                            "-D__HIP_PLATFORM_AMD__ for HIP's headers", fixable=True)
+
+
+_CXX_STANDARDS = "-std=c++% -std=gnu++%"
+_CXX_STANDARD = re.compile(r"-std=(?:c|gnu)\+\+\w+")
+_AUTOMATIC = frozenset("@<^+*?%|")
+
+
+def _c_without_cxx_standard(ctx: MakeContext, rule: Rule) -> None:
+    """nvcc gave a C++ ``-std=`` only to its C++ compiles; clang refuses one for a C file. In the commands of a rule
+    that compiles ``.c`` files with the GPU compiler, each variable it reads is read without C++ standards
+    (``$(filter-out -std=c++% -std=gnu++%,$(CFLAGS))``) and a standard written there goes."""
+    text = ctx.text
+    spans = [] if rule.recipe is None else [(rule.recipe.start, rule.recipe.end)]
+    spans += [(line.command.start, line.command.end) for line in ctx.tree.recipe_lines(rule)]
+    compilers = ctx.facts.compiler_vars | {"HIPCC", "CC"}
+    changed = False
+    for start, end in spans:
+        for ref in iter_references(text, start, end, nested=False):
+            name = ref.name.of(text)
+            if ref.kind != "variable" or name in _AUTOMATIC or name in compilers or "$" in name:
+                continue
+            ctx.replace(ref.span, f"$(filter-out {_CXX_STANDARDS},{ref.span.of(text)})")
+            changed = True
+        for match in _CXX_STANDARD.finditer(text, start, end):
+            if not _inside_reference(text, start, match.start()):
+                _replace_word(ctx, Span(match.start(), match.end()), "", start)
+                changed = True
+    if changed:
+        ctx.report(rule.start, "make-c-source-std", Severity.INFO,
+                   "a .c file compiled by the GPU compiler: its commands read their flags without C++ -std= "
+                   "(nvcc gave those to C++ files only; clang refuses them for C)", fixable=True)
+    else:  # the standard is in the compiler's own variable (NVCC := nvcc -std=c++17), or nowhere this rule reads
+        ctx.report(rule.start, "make-c-source-std", Severity.WARNING,
+                   "a .c file compiled by the GPU compiler, and a C++ -std= in the file: if the compiler's variable "
+                   "holds it, hipcc fails on the C file (nvcc passed it to C++ files only)",
+                   "keep -std=c++NN out of the .c files' commands")
+
+
+def _inside_reference(text: str, start: int, at: int) -> bool:
+    return any(ref.span.start <= at < ref.span.end for ref in iter_references(text, start, at + 1, nested=False))
 
 
 def _platform(ctx: MakeContext, start: int, variable: str) -> None:

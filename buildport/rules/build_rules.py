@@ -172,10 +172,13 @@ RULES: tuple[BuildRule, ...] = (
               "become those on PATH, its MPI's root the machine's Open MPI (from `mpicc --showme:incdirs`; the "
               "SDK's MPI is an Open MPI too), its CUDA and math libraries ROCm's root; another path is reported.",
               "HeCBench allreduce, miniWeather, measured"),
-    BuildRule("make-c-source-std", ".c file compiled by nvcc beside a C++ -std flag", WARNING, "make", "no",
+    BuildRule("make-c-source-std", ".c file compiled by nvcc beside a C++ -std flag", WARNING, "make", "varies",
               "A file that compiles `.c` files with nvcc also names a C++ standard (`-std=c++17`): nvcc gave it "
-              "to its C++ compiles only, clang refuses it for a C file (`not allowed with 'C'`).",
-              "clang, measured"),
+              "to its C++ compiles only, clang refuses it for a C file (`not allowed with 'C'`). The commands "
+              "of the rule that compiles the `.c` files read each variable without C++ standards "
+              "(`$(filter-out -std=c++% -std=gnu++%,$(CFLAGS))`), and drop one written there; one in the compiler's "
+              "own variable is reported.",
+              "clang, measured; HeCBench frna"),
     # --- nvcc flag translation (both engines) -------------------------------------------------
     BuildRule("nvcc-flag", "nvcc flag value not translated", WARNING, "build", "no",
               "An nvcc flag whose value buildport does not know is left as it is; hipcc will reject or "
