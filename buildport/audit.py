@@ -671,9 +671,12 @@ def left_behind(text: str, path: str, kind: str, result: Result) -> list[Finding
     prescan = _engine()[1]
     if not (prescan.may_have_residue(text) if kind == CMAKE else not _make_quiet(text)):
         return []
+    if any(f.rule == "cmake-cuda-module" for f in result.findings):
+        return []  # a copy of CMake's CUDA module: CUDA by design, and left alone (as audit_text does)
     changes: _LazyChanges | dict[int, str | None] = _LazyChanges(result) if result.changed else {}
     found = residue(text, path, kind, result.findings, changes, Severity.WARNING)  # type: ignore[arg-type]
-    return [f for f in found if not f.fixable]
+    silenced = suppressions(text) if found else {}
+    return [f for f in found if not f.fixable and not _silenced(silenced, f)]
 
 
 class _LazyChanges:

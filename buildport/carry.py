@@ -26,7 +26,7 @@ def carried(original: str, engine_text: str, final: str, before: list[Finding], 
     engine changed (``original`` → ``engine_text``), placed in ``final`` (``engine_text`` → ``final``)."""
     if not before or original == engine_text:
         return []
-    old, mid, new = original.splitlines(), engine_text.splitlines(), final.splitlines()
+    old, mid, new = _lines(original), _lines(engine_text), _lines(final)
     renamed = _line_map(old, mid)
     fixed = _line_map(mid, new) if engine_text != final else {i: i for i in range(len(mid))}
     have = {(f.line, f.rule) for f in after}
@@ -34,8 +34,8 @@ def carried(original: str, engine_text: str, final: str, before: list[Finding], 
     for finding in before:
         at = finding.line - 1
         there = renamed.get(at)
-        if there is None or old[at] == mid[there]:
-            continue  # a line the engine left: the converted text was read as it is
+        if there is None or not _renamed_at(old[at], mid[there], finding.col):
+            continue  # a token the engine left: the converted text was read as it is (and fixed after it)
         line = fixed.get(there)
         if line is None or (line + 1, finding.rule) in have:
             continue
@@ -43,6 +43,26 @@ def carried(original: str, engine_text: str, final: str, before: list[Finding], 
         out.append(dataclasses.replace(finding, line=line + 1, col=col))
         have.add((line + 1, finding.rule))
     return out
+
+
+def _lines(text: str) -> list[str]:
+    """The lines as the findings count them (``\r\n``, ``\r`` or ``\n``; not str.splitlines' other breaks)."""
+    return _BREAK.split(text)
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _renamed_at(old: str, new: str, col: int) -> bool:
+    """Whether the engine changed the token at ``col`` (1-based) of ``old`` in ``new`` (a line of as many tokens:
+    the same token by its place; else any change of the line counts)."""
+    before = [(m.start(), m.group()) for m in _TOKEN.finditer(old)]
+    after = [m.group() for m in _TOKEN.finditer(new)]
+    starts = [start for start, _ in before]
+    if len(before) != len(after) or col - 1 not in starts:
+        return old != new
+    at = starts.index(col - 1)
+    return before[at][1] != after[at]
 
 
 def _line_map(a: list[str], b: list[str]) -> dict[int, int]:

@@ -51,6 +51,8 @@ def read_tables(text: str) -> HipifyTables:
     for name in _SUBSTITUTIONS:
         for cuda, hip, kind in _SUBST.findall(bodies.get(name, "")):
             cuda, hip = cuda.replace("\\", ""), hip.replace("\\", "")
+            if cuda == hip:
+                continue  # a name HIP spells as CUDA does (__half, texture): not CUDA left in a port
             if kind in _INCLUDES:
                 headers[cuda] = hip
             elif re.fullmatch(r"\w+", cuda):

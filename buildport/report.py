@@ -123,7 +123,7 @@ def _document(report: AuditReport, finding: Callable[[Finding, str, str | None],
     }
 
 
-_PLACED = re.compile(r"(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?:error: )?(?P<message>.*)", re.S)
+_PLACED = re.compile(r"(?P<path>(?:(?!: ).)+?):(?P<line>\d+):(?P<col>\d+): (?:error: )?(?P<message>.*)", re.S)
 _FILED = re.compile(r"(?P<path>[^:\n]+): (?:error: )?(?P<message>.*)", re.S)
 
 

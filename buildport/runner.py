@@ -947,6 +947,7 @@ def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmak
             result = engine.port_cmake(source.text, source.path, options)
         else:
             result = engine.port_make(source.text, source.path, options, facts=facts)
+        result.findings.extend(_left_behind(source.text, source.path, kind, result))
     except (ParseError, InputError) as exc:
         return FileOutcome(path, error=str(exc))
     except UnstableRewrite as exc:
@@ -956,7 +957,6 @@ def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmak
         error = (f"{path}: internal error: {type(exc).__name__}: {message} "
                  "(please report it with this file; --debug shows a traceback)")
         return FileOutcome(path, error=error, exception=exc)
-    result.findings.extend(_left_behind(source.text, source.path, kind, result))
     return FileOutcome(path, result, source)
 
 

@@ -74,6 +74,7 @@ preprocessor lines change, never comments or strings.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import TypeVar
@@ -131,7 +132,7 @@ FIXES: dict[str, str] = {
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
 _EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2, "vector_operators": 2,
-                  "intrinsic_casts": 2, "device_pass_macros": 2}
+                  "intrinsic_casts": 2, "device_pass_macros": 3}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
 
@@ -319,16 +320,22 @@ def _full_mask_constants(lexed: Lexed) -> set[str]:
     texts, kinds = lexed.code.texts, lexed.code.kinds
     declared: set[str] = set()
     assigned: dict[str, int] = {}
+    declarations: dict[str, int] = {}  # a parameter or another variable of the name elsewhere: not this one
     for i in range(1, len(texts) - 1):
-        if kinds[i] != IDENT or texts[i + 1] not in _ASSIGNMENTS and texts[i + 1] not in ("++", "--") \
-                and texts[i - 1] not in ("++", "--"):
+        if kinds[i] != IDENT:
+            continue
+        if texts[i - 1] in _MASK_TYPES:
+            declarations[texts[i]] = declarations.get(texts[i], 0) + 1
+        if texts[i + 1] not in _ASSIGNMENTS and texts[i + 1] not in ("++", "--") and texts[i - 1] not in ("++", "--"):
             continue
         assigned[texts[i]] = assigned.get(texts[i], 0) + 1
-        if texts[i + 1] == "=" and kinds[i - 1] == IDENT and texts[i - 1] in _MASK_TYPES:
-            end = texts.index(";", i) if ";" in texts[i:] else len(texts)
+        if texts[i + 1] == "=" and texts[i - 1] in _MASK_TYPES:
+            end = i + 2
+            while end < len(texts) and texts[end] != ";" and end - i < 12:
+                end += 1
             if FULL_LANE_MASK.fullmatch("".join(texts[i + 2:end])):
                 declared.add(texts[i])
-    return {name for name in declared if assigned[name] == 1}
+    return {name for name in declared if assigned[name] == 1 and declarations.get(name) == 1}
 
 
 _ASSIGNMENTS = frozenset(("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="))
@@ -374,18 +381,30 @@ def _device_pass_macros(text: str, lexed: Lexed) -> list[Edit]:
             continue
         name = define.tokens.texts[0]
         alternative = _alternative_define(directives, i, name)
-        if alternative is None or "__device__" in alternative.tokens.texts:
-            continue
+        if alternative is None or alternative.tokens.texts != [name] or _code_between(lexed, define, i + 2):
+            continue  # the branch holds more than that one definition, or the other defines it as something
         tokens = opening.tokens
         first, last = tokens.starts[0], tokens.starts[-1] + len(tokens.texts[-1])
-        if opening.name == "ifdef":
+        if opening.name == "ifdef":  # (only the keyword and the parentheses: other fixes may edit the name)
             keyword = text.index("ifdef", opening.start)
-            edits.append((keyword, last, f"if defined(__HIPCC__) || defined({text[first:last]})"))
+            edits.append((keyword, first, "if defined(__HIPCC__) || defined("))
+            edits.append((last, last, ")"))
         else:
-            edits.append((first, last, f"defined(__HIPCC__) || ({text[first:last]})"))
+            edits.append((first, first, "defined(__HIPCC__) || ("))
+            edits.append((last, last, ")"))
         at = define.tokens.starts[1]
         edits.append((at, at + len("__device__"), "__host__ __device__"))
     return edits
+
+
+def _code_between(lexed: Lexed, define: Directive, after: int) -> bool:
+    """Whether code, or another directive than the conditional's ``#else``, follows ``define`` in its branch."""
+    directives = lexed.directives
+    if after >= len(directives) or directives[after].name != "else":
+        return True
+    starts = lexed.code.starts
+    at = bisect.bisect_right(starts, define.start)
+    return at < len(starts) and starts[at] < directives[after].start
 
 
 def _alternative_define(directives: list[Directive], opening: int, name: str) -> Directive | None:
@@ -417,21 +436,23 @@ def _intrinsic_casts(text: str, lexed: Lexed) -> list[Edit]:
         if len(arguments) != 1 or texts[i] in lexed.defined():
             continue
         first, end = arguments[0]
-        if end - first == 1 and kinds[first] == NUMBER or texts[first] == "(" and _is_cast(texts, first, end):
+        if end - first == 1 and kinds[first] == NUMBER or texts[first] == "(" and _is_cast(texts, first, end, cuda_type):
             continue
         edits.append((starts[first], starts[first], f"({cuda_type})("))
         edits.append((starts[end - 1] + len(texts[end - 1]),) * 2 + (")",))
     return edits
 
 
-def _is_cast(texts: list[str], first: int, end: int) -> bool:
-    """Whether the tokens from ``first`` (a ``(``) begin with a C cast to a built-in integer type."""
-    close = texts.index(")", first, end) if ")" in texts[first:end] else -1
-    return close > first + 1 and all(t in _INTEGER_WORDS for t in texts[first + 1:close]) and close + 1 < end
-
-
-_INTEGER_WORDS = frozenset(("int", "long", "unsigned", "signed", "short", "char", "const", "int64_t", "uint64_t",
-                            "int32_t", "uint32_t", "size_t"))
+def _is_cast(texts: list[str], first: int, end: int, cuda_type: str) -> bool:
+    """Whether the tokens from ``first`` (a ``(``) begin with a C cast to ``cuda_type`` (``int``, ``long long
+    int``: with or without its ``int``, ``signed`` or ``unsigned``)."""
+    try:
+        close = texts.index(")", first, end)
+    except ValueError:
+        return False
+    words = [t for t in texts[first + 1:close] if t not in ("signed", "unsigned", "const")]
+    want = cuda_type.split()
+    return close + 1 < end and bool(words) and (words == want or words + ["int"] == want)
 
 
 def _fallbacks(text: str, lexed: Lexed) -> list[Edit]:
@@ -455,7 +476,7 @@ def _fallbacks(text: str, lexed: Lexed) -> list[Edit]:
         if name in defined or guard in defined:
             continue
         fallback = FALLBACKS[name]
-        lines = [f"#if defined(__HIP_PLATFORM_AMD__) && !defined({guard})", f"#define {guard}",
+        lines = [f"#if (defined(__HIP_PLATFORM_AMD__) || defined(__HIP__)) && !defined({guard})", f"#define {guard}",
                  f"#include <{fallback.header}>"]
         body = fallback.definition.splitlines()
         lines += body if fallback.lacking == "1" else [f"#if {fallback.lacking}", *body, "#endif"]
@@ -473,10 +494,12 @@ def _fallback_guard(name: str) -> str:
 def _after_includes(text: str, lexed: Lexed, before: int) -> int:
     """Where the line after the last ``#include`` before ``before`` begins that every preprocessor branch
     reaching ``before`` also reaches (one in a header's include guard does; one in an ``#if`` closed before, or
-    in another branch, does not); the text's start, after a byte-order mark, when there is none."""
+    in another branch, does not) and that stands outside braces (not in an ``extern "C"`` block or a namespace);
+    past a comment that goes on from its line. The text's start, after a byte-order mark, when there is none."""
     at = 1 if text.startswith("\ufeff") else 0
     branches: list[int] = []  # the open conditionals: an id for the branch of each
     found: list[tuple[int, tuple[int, ...]]] = []
+    braces = _brace_depths(lexed)
     for count, directive in enumerate(lexed.directives):
         if directive.start >= before:
             break
@@ -486,13 +509,33 @@ def _after_includes(text: str, lexed: Lexed, before: int) -> int:
             branches[-1] = count
         elif directive.name == "endif" and branches:
             branches.pop()
-        elif directive.name == "include":
-            end = text.find("\n", directive.start)  # (an include line does not continue)
-            found.append((len(text) if end < 0 else end + 1, tuple(branches)))
+        elif directive.name == "include" and braces(directive.start) == 0:
+            found.append((_line_after(text, lexed, directive), tuple(branches)))
     for after, within in reversed(found):
         if tuple(branches[:len(within)]) == within:
             return after
     return at
+
+
+def _brace_depths(lexed: Lexed) -> Callable[[int], int]:
+    """The depth of braces in the code at an offset."""
+    starts, depths, depth = [], [], 0
+    for text, start in zip(lexed.code.texts, lexed.code.starts):
+        if text in ("{", "}"):
+            depth += 1 if text == "{" else -1
+            starts.append(start)
+            depths.append(depth)
+    return lambda at: depths[i - 1] if (i := bisect.bisect_left(starts, at)) else 0
+
+
+def _line_after(text: str, lexed: Lexed, directive: Directive) -> int:
+    """Where the line after ``directive`` begins, past a block comment that starts on its line and goes on."""
+    end = text.find("\n", directive.start)
+    comments = lexed.comments
+    for body, start in zip(comments.texts, comments.starts):
+        if directive.start < start and (end < 0 or start < end) and start + len(body) > end >= 0:
+            end = text.find("\n", start + len(body))
+    return len(text) if end < 0 else end + 1
 
 
 def _cub_macros(text: str, lexed: Lexed) -> list[Edit]:

@@ -40,3 +40,13 @@ def test_findings_by_cuda_names_reach_the_renamed_lines_and_fixed_ones_stay_fixe
 def test_nothing_is_carried_from_a_text_the_engine_left() -> None:
     before = scan_source(ORIGINAL, "k.cu")
     assert carried(ORIGINAL, ORIGINAL, ORIGINAL, before, []) == []
+
+
+def test_a_finding_at_a_token_the_engine_left_is_not_carried() -> None:
+    """hipify renamed cudaStream_t on the line, not the warp call a later fix made the form without a mask."""
+    original = "__global__ void k(cudaStream_t s, int v) { v = __shfl_down_sync(0xffffffff, v, 1); }\n"
+    engine = original.replace("cudaStream_t", "hipStream_t")
+    final = engine.replace("__shfl_down_sync(0xffffffff, v, 1)", "__shfl_down(v, 1)")
+    before = scan_source(original, "k.cu")
+    assert "warp-sync-intrinsic" in {f.rule for f in before}
+    assert carried(original, engine, final, before, scan_source(final, "k.cu")) == []

@@ -563,8 +563,10 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
     if "_CUDA" in new:
         for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
             new = new.replace(cuda, hip)
+    nvhpc = False
     if ctx.text_holds("hpc_sdk") and "/" in word:
-        new = _nvhpc_path(ctx, new, offset)
+        ported = _nvhpc_path(ctx, new, offset)
+        nvhpc, new = ported != new, ported
     if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
         # nvcc located by the shell is empty where it is not installed (a CPU-only build): so is hipcc
         hipcc = _LOCATED_HIPCC if NVCC_LOCATED.match(new) else "$(HIPCC)"
@@ -572,7 +574,7 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         return hipcc
     if new.startswith("-l"):
         return _library(ctx, new, offset)
-    if new != word:
+    if new != word and not nvhpc:
         ctx.report(offset, "make-path", Severity.INFO, f"{word} → {new}", fixable=True, replacement=new)
     # (in a variable of nvcc flags too: it may reach a host compiler as well, as darknet's COMMON does)
     if new.startswith("-I$") and _HOST_INCLUDE.match(new) and (new != word or "CUDA" in word) \
@@ -587,6 +589,9 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
 def _nvhpc_path(ctx: MakeContext, word: str, offset: int) -> str:
     """A path into NVIDIA's HPC SDK (:data:`~buildport.rules.paths.NVHPC_PATHS`) made the machine's; one the
     table has no row for is reported (once a file), the SDK's root alone is not (its uses are)."""
+    root = _VARIABLE_ROOT.match(word)
+    if root is not None and not _names_the_sdk(ctx, root.group(1)):
+        return word  # $(TOP)/cuda/include: a folder of the project's own
     for pattern, replacement in NVHPC_PATHS:
         new = pattern.sub(replacement, word, count=1)
         if new != word:
@@ -598,6 +603,15 @@ def _nvhpc_path(ctx: MakeContext, word: str, offset: int) -> str:
                    f"{word}: a path into NVIDIA's HPC SDK with no ROCm counterpart buildport knows; a ROCm machine "
                    "has no such folder", "point it at the system's (MPI: the folder of mpicxx, or `mpicxx -show`)")
     return word
+
+
+_VARIABLE_ROOT = re.compile(r"^(?:-[IL])?\$[({](\w+)[)}]/")
+
+
+def _names_the_sdk(ctx: MakeContext, variable: str) -> bool:
+    """Whether the file assigns ``variable`` a path into NVIDIA's HPC SDK."""
+    return re.search(rf"^[ \t]*(?:export[ \t]+)?{re.escape(variable)}[ \t]*[:?+!]*=[ \t]*/opt/nvidia/hpc_sdk\b",
+                     ctx.text, re.M) is not None
 
 
 _NVHPC_LEFT = re.compile(rf"hpc_sdk|{NVHPC_ROOT}/(?:comm_libs|math_libs|cuda|compilers)\b")

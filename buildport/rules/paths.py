@@ -51,7 +51,7 @@ SYSTEM_MPI_ROOT_MAKE = "$(patsubst %/include,%,$(firstword $(shell mpicc --showm
 #: root the system's Open MPI, its CUDA and math libraries ROCm's root (with the sub-paths of SUBPATHS).
 NVHPC_PATHS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"^(-[IL])?{NVHPC_ROOT}/comm_libs/(?:[^\s]*/)?bin/([\w.+-]+)$"), r"\1\2"),
-    (re.compile(rf"^(-[IL])?{NVHPC_ROOT}/comm_libs/(?:[^\s]*/)?(?:mpi|openmpi|hpcx)[^/\s]*/?((?:/[^\s]*)?)$"),
+    (re.compile(rf"^(-[IL])?{NVHPC_ROOT}/comm_libs/(?:[^\s]*/)?(?:mpi|openmpi|hpcx)[^/\s]*(?:/ompi)?/?((?:/[^\s]*)?)$"),
      r"\1" + SYSTEM_MPI_ROOT_MAKE.replace("\\", "\\\\") + r"\2"),
     (re.compile(rf"^(-[IL])?{NVHPC_ROOT}/(?:cuda|math_libs)(?:/\d+(?:\.\d+)*)?(?=/|$)"), r"\1$(ROCM_PATH)"),
 )
