@@ -9,7 +9,8 @@ from buildport.findings import Severity
 from buildport.passes.base import Context, expand, is_cuda_source, target_sources
 from buildport.passes.cmake_project import arch_cache_line
 from buildport.rules.cmake import (
-    BUILTIN_COMMANDS, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS, PROPERTIES, TARGET_COMMANDS, VARIABLES,
+    BUILTIN_COMMANDS, LANGUAGE_PROPERTIES, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS, PROPERTIES,
+    TARGET_COMMANDS, VARIABLES,
 )
 from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET, Library
 from buildport.syntax.cmake import Command, Leaf
@@ -448,8 +449,11 @@ class Properties:
         i = 0
         while i < len(args):
             value = args[i].value
-            if value == "LANGUAGE" and i + 1 < len(args) and args[i + 1].value == "CUDA":
+            if value in LANGUAGE_PROPERTIES and i + 1 < len(args) and args[i + 1].value == "CUDA":
                 ctx.edits.replace(args[i + 1], "HIP")
+                if value != "LANGUAGE":  # (a source's language is reported where .cu files are marked)
+                    ctx.report(args[i + 1].start, "cmake-property", Severity.INFO, f"{value} CUDA → HIP",
+                               fixable=True, replacement="HIP")
             new = PROPERTIES.get(value)
             if new is None:
                 i += 1

@@ -85,6 +85,9 @@ REPORTED_VARIABLES: dict[str, str] = {
     "CUDA_SEPARABLE_COMPILATION": "handled where a legacy target is created; check other uses",
 }
 
+#: Properties whose value names a language: CUDA there becomes HIP (a target linked as CUDA needs CUDA enabled).
+LANGUAGE_PROPERTIES = frozenset(("LANGUAGE", "LINKER_LANGUAGE"))
+
 #: Target/source properties: CUDA name → HIP name ("" removes the property).
 PROPERTIES: dict[str, str] = {
     "CUDA_STANDARD": "HIP_STANDARD",
