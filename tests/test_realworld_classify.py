@@ -48,3 +48,9 @@ def test_thrust_missing_is_rocthrust_not_installed_converted_or_not() -> None:
     assert _cause(output, converted=True) == "rocm-library"
     # CUB's names are hipCUB's after hipify: left in a file not converted, the file was not chosen
     assert _cause("a.cu:1:10: fatal error: 'cub/cub.cuh' file not found", converted=False) == "build"
+
+
+def test_a_target_left_needing_cuda_at_configure_is_the_ports() -> None:
+    """StringZilla's port left LINKER_LANGUAGE CUDA: CMake then wants CUDA's architectures for the target."""
+    cmake = 'CMake Error in CMakeLists.txt:\n  CUDA_ARCHITECTURES is empty for target "stringzillas_cuda_static".\n'
+    assert classify(cmake, CONFIGURE_RULES).cause == "build"

@@ -133,7 +133,8 @@ CONFIGURE_RULES = (
           rf"Could NOT find (?i:{_ROCM})\b|(?i:{_ROCM_NAMES})Config\.cmake"),
     _rule("build", "CUDA still required", r'provided by\s+"CUDA(?:Toolkit)?"|Could NOT find CUDA|'
           r"No CMAKE_CUDA_COMPILER could be found|Failed to find nvcc|CUDA_TOOLKIT_ROOT_DIR not found|"
-          r"Compiling the CUDA compiler identification source file"),
+          r"Compiling the CUDA compiler identification source file|CUDA_ARCHITECTURES is empty for target|"
+          r"CMAKE_CUDA_CREATE_\w+"),
     _rule("rocm-library", "ROCm library not installed (its target is not defined)",
           rf'links to(?: target)?:?\s+"?(?:roc|hip)::(?:{_ROCM})"?\s+but the target was not found'),
     _rule("build", "target used that nothing defines",
