@@ -21,6 +21,7 @@ import operator
 import os
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -533,9 +534,7 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
     else:
         result = engine.port_make(text, path, verify=False, facts=facts)
     audited = FileAudit(path, kind)
-    if not result.findings and not result.changed and (
-        not prescan.may_have_residue(text) if kind == CMAKE else _make_quiet(text)
-    ):
+    if not result.findings and not result.changed and not _may_have_residue(text, kind):
         return audited  # parsed, and nothing of CUDA in it
     changes = line_changes(result) if result.changed else {}
     for finding in result.findings:
@@ -544,8 +543,7 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
             finding = dataclasses.replace(finding, replacement=derived)
             audited.line_scoped.add(finding)
         audited.findings.append(finding)
-    left_alone = any(f.rule == "cmake-cuda-module" for f in result.findings)  # CUDA by design, and unused
-    for finding in [] if left_alone else residue(text, path, kind, result.findings, changes):
+    for finding in [] if _left_alone(result) else residue(text, path, kind, result.findings, changes):
         audited.findings.append(finding)
         if finding.fixable and changes.get(finding.line) is not None:
             audited.line_scoped.add(finding)
@@ -668,18 +666,25 @@ def _pair(old: list[str], i1: int, i2: int, new: list[str], j1: int, j2: int) ->
 def left_behind(text: str, path: str, kind: str, result: Result) -> list[Finding]:
     """The findings of :func:`residue` that need a person (warnings): CUDA text the rewrite of ``text``
     (``result``) keeps and no finding of the engine names."""
-    prescan = _engine()[1]
-    if not (prescan.may_have_residue(text) if kind == CMAKE else not _make_quiet(text)):
+    if not _may_have_residue(text, kind) or _left_alone(result):
         return []
-    if any(f.rule == "cmake-cuda-module" for f in result.findings):
-        return []  # a copy of CMake's CUDA module: CUDA by design, and left alone (as audit_text does)
-    changes: _LazyChanges | dict[int, str | None] = _LazyChanges(result) if result.changed else {}
-    found = residue(text, path, kind, result.findings, changes, Severity.WARNING)  # type: ignore[arg-type]
+    changes: Mapping[int, str | None] = _LazyChanges(result) if result.changed else {}
+    found = residue(text, path, kind, result.findings, changes, Severity.WARNING)
     silenced = suppressions(text) if found else {}
     return [f for f in found if not f.fixable and not _silenced(silenced, f)]
 
 
-class _LazyChanges:
+def _may_have_residue(text: str, kind: str) -> bool:
+    """Whether CUDA text may be in a build file's code (the prescans' answer: no means none is)."""
+    return _engine()[1].may_have_residue(text) if kind == CMAKE else not _make_quiet(text)
+
+
+def _left_alone(result: Result) -> bool:
+    """A copy of CMake's CUDA module: CUDA by design, and left as it is (its text is no residue)."""
+    return any(f.rule == "cmake-cuda-module" for f in result.findings)
+
+
+class _LazyChanges(Mapping[int, "str | None"]):
     """:func:`line_changes` of a result, worked out when :func:`residue` first asks (most files have no hit)."""
 
     def __init__(self, result: Result) -> None:
@@ -691,14 +696,17 @@ class _LazyChanges:
             self._changes = line_changes(self._result)
         return self._changes
 
-    def get(self, line: int, default: str | None = None) -> str | None:
-        return self._all().get(line, default)
+    def __getitem__(self, line: int) -> str | None:
+        return self._all()[line]
 
-    def __contains__(self, line: object) -> bool:
-        return line in self._all()
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
-def residue(text: str, path: str, kind: str, reported: list[Finding], changes: dict[int, str | None],
+def residue(text: str, path: str, kind: str, reported: list[Finding], changes: Mapping[int, str | None],
             least: Severity = Severity.INFO) -> list[Finding]:
     """CUDA text in the code of a build file that no engine finding covers.
 

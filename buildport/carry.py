@@ -54,15 +54,20 @@ _BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _renamed_at(old: str, new: str, col: int) -> bool:
-    """Whether the engine changed the token at ``col`` (1-based) of ``old`` in ``new`` (a line of as many tokens:
-    the same token by its place; else any change of the line counts)."""
-    before = [(m.start(), m.group()) for m in _TOKEN.finditer(old)]
-    after = [m.group() for m in _TOKEN.finditer(new)]
-    starts = [start for start, _ in before]
-    if len(before) != len(after) or col - 1 not in starts:
-        return old != new
-    at = starts.index(col - 1)
-    return before[at][1] != after[at]
+    """Whether the engine changed the token at ``col`` (1-based) of ``old`` in ``new`` (any change of the line
+    where the tokens do not pair)."""
+    paired = _paired(old, new, col)
+    return old != new if paired is None else paired[0] != paired[1]
+
+
+def _paired(old: str, new: str, col: int) -> tuple[str, str, int] | None:
+    """The token at ``col`` of ``old``, the one in its place in ``new`` and that one's column, when both lines
+    have as many tokens (names renamed one for one); None otherwise."""
+    before, after = list(_TOKEN.finditer(old)), list(_TOKEN.finditer(new))
+    if len(before) != len(after):
+        return None
+    at = next((i for i, m in enumerate(before) if m.start() == col - 1), None)
+    return None if at is None else (before[at].group(), after[at].group(), after[at].start() + 1)
 
 
 def _line_map(a: list[str], b: list[str]) -> dict[int, int]:
@@ -77,10 +82,9 @@ def _line_map(a: list[str], b: list[str]) -> dict[int, int]:
 
 
 def _same_token(old: str, new: str, col: int) -> int:
-    """The column in ``new`` of the token that stands at ``col`` (1-based) in ``old``, when both lines have
-    the same number of tokens (names renamed one for one); else ``col`` itself, within the new line."""
-    before = [m.start() for m in _TOKEN.finditer(old)]
-    after = [m.start() for m in _TOKEN.finditer(new)]
-    if len(before) == len(after) and col - 1 in before:
-        return after[before.index(col - 1)] + 1
+    """The column in ``new`` of the token that stands at ``col`` (1-based) in ``old`` (see :func:`_paired`); else
+    ``col`` itself, within the new line."""
+    paired = _paired(old, new, col)
+    if paired is not None:
+        return paired[2]
     return min(col, len(new) + 1) if new else 1

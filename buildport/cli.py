@@ -238,9 +238,10 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
 
 
 def _within(path: str, roots: list[str]) -> bool:
-    """Whether ``path`` (resolved) is below one of ``roots`` (resolved folders)."""
-    real = os.path.realpath(path)
-    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+    """Whether ``path`` is below one of the folders ``roots`` (both resolved)."""
+    from buildport.sources import inside
+
+    return any(inside(Path(path), Path(root)) for root in roots)
 
 
 def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:

@@ -237,19 +237,16 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
         if result.error or result.text is None:
             why = result.error or "no output"
             plan.hipify_failures.append((plan.relative(path), why))
-            plan.findings.append(Finding(plan.relative(path), 1, 1, "hipify-failed", Severity.ERROR,
-                                         f"{engine.name} failed on this file ({why}): it is left as it was, in CUDA, "
-                                         "while the build that compiles it is ported",
-                                         "convert it by hand, or fix what stopped the engine and migrate again"))
+            plan.findings.append(_not_converted(plan.relative(path), f"{engine.name} failed on this file ({why})",
+                                                "convert it by hand, or fix what stopped the engine and migrate "
+                                                "again"))
             continue
         try:
             source = read_source(path)
         except InputError as exc:
             plan.skipped.append((plan.relative(path), exc.message))
-            plan.findings.append(Finding(plan.relative(path), 1, 1, "hipify-failed", Severity.ERROR,
-                                         f"this source could not be read ({exc.message}): it is left as it was, "
-                                         "in CUDA, while the build that compiles it is ported",
-                                         "convert it by hand"))
+            plan.findings.append(_not_converted(plan.relative(path), f"this source could not be read ({exc.message})",
+                                                "convert it by hand"))
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
@@ -270,6 +267,12 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             plan.findings.extend(carried(source.text, engine_text, text, scan_source(source.text, plan.relative(path)),
                                          found))
         plan.findings.extend(_unsupported(result, source.text, text, plan.relative(path), engine.name))
+
+
+def _not_converted(relative: str, why: str, suggestion: str) -> Finding:
+    """A source the build compiles that migrate left in CUDA (``hipify-failed``: work for a person)."""
+    return Finding(relative, 1, 1, "hipify-failed", Severity.ERROR,
+                   f"{why}: it is left as it was, in CUDA, while the build that compiles it is ported", suggestion)
 
 
 _RUNTIME_INCLUDE = '#include "hip/hip_runtime.h"'

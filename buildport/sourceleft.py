@@ -16,13 +16,12 @@ from collections import Counter
 from buildport.findings import Finding
 from buildport.hipify_tables import HipifyTables
 from buildport.rules.source_rules import BY_ID, CUDA_HEADER, CUDA_IDENTIFIER
-from buildport.sourcelex import HEADER, IDENT, Lexed, TokenList
+from buildport.sourcelex import HEADER, IDENT, INCLUDE_NAMES, Lexed, TokenList
 from buildport.sourcescan import silenced_at, suppressions
 from buildport.textio import LineMap
 
 LEFT = "cuda-api-left"
 UNSUPPORTED = "hipify-unsupported"
-_INCLUDES = frozenset(("include", "include_next", "import"))
 _SHOWN = 8  # names a finding lists before "and N more"
 
 
@@ -37,7 +36,7 @@ def cuda_left(text: str, path: str, lexed: Lexed, tables: HipifyTables | None) -
     streams: list[TokenList] = [lexed.code]
     for directive in lexed.directives:
         tokens = directive.tokens
-        if directive.name not in _INCLUDES:
+        if directive.name not in INCLUDE_NAMES:
             # a #define's own name is the file's, not a use of CUDA's
             streams.append(_after_name(tokens) if directive.name == "define" else tokens)
         elif tokens.kinds[:1] == [HEADER] and _cuda_header(tokens.texts[0], path, tables):

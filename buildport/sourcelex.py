@@ -104,7 +104,8 @@ _FIRST = {**dict.fromkeys("0123456789", NUMBER), **dict.fromkeys("$_", IDENT),
           '"': STRING, "'": CHAR}
 _TOKEN_KINDS = frozenset((IDENT, NUMBER, STRING, CHAR, PUNCT))
 _NONE = [False]
-_INCLUDE_NAMES = frozenset(("include", "include_next", "import"))
+#: The directives that name a file to include.
+INCLUDE_NAMES = frozenset(("include", "include_next", "import"))
 _HEADER_NAME = re.compile(r"<[^>\r\n]*>")
 
 
@@ -252,7 +253,7 @@ def _directive(text: str, body: TokenList, start: int) -> Directive:
     if body.kinds and body.kinds[0] is IDENT:
         name = body.texts[0]
         del body.kinds[0], body.texts[0], body.starts[0]
-    if name in _INCLUDE_NAMES and body.texts:
+    if name in INCLUDE_NAMES and body.texts:
         header = _HEADER_NAME.match(text, body.starts[0]) if body.texts[0] == "<" else None
         if header is not None:
             keep = [s >= header.end() for s in body.starts]

@@ -22,7 +22,7 @@ from buildport.rules.source_rules import (
     BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_PATTERNS, CUDA_SOURCE_WORDS, DEVICE_KEYWORDS, LIBRARY_HEADERS, RULES,
     SourceRule,
 )
-from buildport.sourcelex import HEADER, Lexed, TokenList, lex
+from buildport.sourcelex import HEADER, INCLUDE_NAMES as _INCLUDES, Lexed, TokenList, lex
 from buildport.sourcematch import Hit, interesting, match
 from buildport.sourceseq import Seq
 from buildport.textio import LineMap
@@ -32,7 +32,6 @@ __all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_cuda_source", "scan_so
 
 CUDA_EXTENSIONS = frozenset((".cu", ".cuh"))
 C_FAMILY_EXTENSIONS = frozenset((".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".ipp"))
-_INCLUDES = frozenset(("include", "include_next", "import"))
 _NOT_CODE = frozenset(("error", "warning", "pragma", "line", "ident", "sccs"))
 _MARKER = re.compile(r"buildport:\s*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
 ALL = "*"

@@ -610,8 +610,11 @@ _VARIABLE_ROOT = re.compile(r"^(?:-[IL])?\$[({](\w+)[)}]/")
 
 def _names_the_sdk(ctx: MakeContext, variable: str) -> bool:
     """Whether the file assigns ``variable`` a path into NVIDIA's HPC SDK."""
-    return re.search(rf"^[ \t]*(?:export[ \t]+)?{re.escape(variable)}[ \t]*[:?+!]*=[ \t]*/opt/nvidia/hpc_sdk\b",
-                     ctx.text, re.M) is not None
+    return any(name == variable and _SDK_VALUE.match(value.of(ctx.text)) is not None
+               for _, name, value in ctx.tree.variables().values())
+
+
+_SDK_VALUE = re.compile(r"[ \t]*/opt/nvidia/hpc_sdk\b")
 
 
 _NVHPC_LEFT = re.compile(rf"hpc_sdk|{NVHPC_ROOT}/(?:comm_libs|math_libs|cuda|compilers)\b")
