@@ -38,10 +38,22 @@ def in_project(paths: set[Path], copy: Path, root: Path) -> set[Path]:
 
 
 def run_group(command: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, str] | None:
-    """``command``'s exit code, output and errors; None when it took longer than ``timeout`` seconds (it is
-    killed then, with what it started: a Makefile's ``$(shell ...)``, CMake's compiler checks)."""
+    """``command``'s exit code, output and errors (text, lines ended by ``\\n``); None when it took longer
+    than ``timeout`` seconds (it is killed then, with what it started: a Makefile's ``$(shell ...)``,
+    CMake's compiler checks)."""
+    done = run_group_bytes(command, timeout, env)
+    if done is None:
+        return None
+    code, stdout, stderr = done
+    return code, _text(stdout), _text(stderr)
+
+
+def run_group_bytes(command: list[str], timeout: float, env: dict[str, str] | None = None,
+                    cwd: str | None = None) -> tuple[int, bytes, bytes] | None:
+    """``command``'s exit code, output and errors, run in a process group of its own; None when it took
+    longer than ``timeout`` seconds: the whole group is killed then, so nothing it started lives on."""
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                               text=True, errors="replace", env=env, start_new_session=True)  # fmt: skip
+                               env=env, cwd=cwd, start_new_session=True)  # fmt: skip
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -50,6 +62,11 @@ def run_group(command: list[str], env: dict[str, str], timeout: float) -> tuple[
         process.communicate()
         return None
     return process.returncode, stdout, stderr
+
+
+def _text(data: bytes) -> str:
+    """``data`` as text, as a text-mode pipe reads it (undecodable bytes replaced, universal newlines)."""
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def tool_environment() -> dict[str, str]:

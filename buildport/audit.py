@@ -53,7 +53,7 @@ from buildport.sourceleft import cuda_left
 from buildport.sourcelex import Lexed
 from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, scan_cuda_source
 from buildport.syntax.errors import ParseError
-from buildport.textio import InputError, SourceText, read_source
+from buildport.textio import NOT_READ, InputError, SourceText, read_source
 
 if TYPE_CHECKING:
     from buildport.passes.make_facts import FileFacts
@@ -496,6 +496,7 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
     """
     seen: set[str] = set()
     makefiles: list[str] = []
+    skipped = _Unaudited(errors)  # a named pipe or a device where a build file's name is: not audited, said
     trail = index.trail if index is not None else None  # what the run looks at (buildport.replay)
     for p in paths:
         path = Path(p)
@@ -503,7 +504,7 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
         if trail is not None and not path.is_dir():
             trail.path(p)  # a file named, or a name that does not exist
         if path.is_dir():
-            found = ((f, kind_of(os.path.basename(f)) or "") for f in files_below(path, is_audited, None, contents, index))
+            found = ((f, kind_of(os.path.basename(f)) or "") for f in files_below(path, is_audited, skipped, contents, index))
         elif path.exists():
             kind = kind_of(path.name)
             found = iter([(p, kind)] if kind is not None else [])
@@ -517,6 +518,20 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
                     makefiles.append(name)
                 yield name, kind
     yield from ((p, MAKE) for p in included_makefiles(makefiles, contents, index, words) if p not in seen)
+
+
+class _Unaudited(list[str]):
+    """Discovery's list of skipped files, which passes on to ``errors`` those that are not regular files
+    (links out of the tree and binary files are left out of an audit quietly, as before)."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__()
+        self.errors = errors
+
+    def append(self, note: str) -> None:
+        if note.endswith(NOT_READ):
+            self.errors.append(note.replace(": skipped: ", ": error: ", 1))
+        super().append(note)
 
 
 def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) -> FileAudit | None:

@@ -16,7 +16,7 @@ import os
 import sys
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import click
 
@@ -221,7 +221,9 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     if not run.outcomes:
         click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found", err=True)
         sys.exit(EXIT_ERROR)
-    sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose))
+    # what --in-place may write: below the folders named, or a file named itself (where it leads)
+    writable = [p if os.path.isdir(p) else os.path.dirname(os.path.realpath(p)) for p in paths if p != "-"]
+    sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose, writable))
 
 
 @main.command()
@@ -244,7 +246,8 @@ def _within(path: str, roots: list[str]) -> bool:
     return any(inside(Path(path), Path(root)) for root in roots)
 
 
-def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool) -> int:
+def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool,
+            roots: Sequence[str] = ()) -> int:
     from buildport.runner import write_changes
     from buildport.textio import InputError, encode
 
@@ -256,7 +259,7 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
         _print_findings(run.findings, quiet, verbose)
     errors = list(run.errors)
     if in_place:
-        errors += write_changes(run)
+        errors += write_changes(run, roots)
         for o in run.outcomes:
             if o.path == "-" and o.result is not None:
                 sys.stdout.buffer.write(encode(o.result.text))
@@ -387,21 +390,26 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @click.option("--no-cmake-configure", "no_cmake_configure", is_flag=True,
               help="Do not ask CMake: by default each top-level CMakeLists.txt is configured with nvcc in a "
                    "scratch copy, and CMake's File API lists every target's sources.")
+@click.option("--engine-timeout", type=click.FloatRange(min=0, min_open=True), default=300, show_default=True,
+              metavar="SECONDS", help="How long the hipify engine may take over one file (it is then killed, "
+              "with what it started, and the file is listed as not converted).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every finding that needs a person.")
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
             offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
-            no_make_dry_run: bool, no_cmake_configure: bool, quiet: bool, verbose: bool) -> None:
+            no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
+            verbose: bool) -> None:
     """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
     write MIGRATION.md and migration.json (what changed, what a person still has to do).
 
     Without --out or --in-place: in place in a git work tree, else into DIRECTORY-hip.
-    Exit codes: 0 success (also: nothing left to change), 2 the migration could not
-    be done (nothing was written).
+    Exit codes: 0 success (also: nothing left to change), 1 migrated, but sources the
+    build compiles could not be converted (listed in MIGRATION.md), 2 the migration
+    could not be done (nothing was written).
     """
     from buildport.migrate_cli import run_migration
 
     sys.exit(run_migration(directory, out, in_place, force, dry_run, offload_arch, hipify, rename_sources,
                            jobs, quiet, verbose, ask=frozenset(
                                tool for tool, off in (("make", no_make_dry_run), ("cmake", no_cmake_configure))
-                               if not off)))
+                               if not off), engine_timeout=engine_timeout))

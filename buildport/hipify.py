@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from buildport.asking import run_group_bytes
 from buildport.textio import decode
 
 ENGINES = ("hipify-perl", "hipify-clang")
@@ -107,23 +108,44 @@ _STAT = re.compile(r"^\s*([A-Z][A-Za-z ]+?)(?: count)?:\s*(\d+)\s*$")
 _UNSUPPORTED = re.compile(r'^\s*warning:\s*.+?:(\d+):\s*unsupported (?:identifier|device function|\w+) "([^"]+)"')
 
 
-def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: float = 300.0) -> HipifyResult:
-    """Translate one file; the file itself is not written."""
+#: How long the engine may take over one file, by default (``migrate --engine-timeout``).
+ENGINE_TIMEOUT = 300.0
+
+
+def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: float = ENGINE_TIMEOUT,
+               data: bytes | None = None) -> HipifyResult:
+    """Translate one file; the file itself is not written.
+
+    With ``data`` (the file's bytes, read by the caller), the engine is given a copy of them in a
+    folder of its own, never the user's file: an engine that deletes or truncates its input costs
+    nothing. Its messages name ``path`` all the same. An engine that takes longer than ``timeout``
+    seconds is killed with everything it started. Output that cannot be a translation of the input
+    (nothing for a file with text, or less than half its lines) is a failure, not a result.
+    """
     result = HipifyResult(str(path))
-    args = [str(engine)]
-    if engine.name.startswith("hipify-perl"):
-        args += ["-print-stats", str(path)]
-    else:  # hipify-clang: stdout output, include dirs from the build
-        args += ["--print-stats", "-o", "-", str(path), "--"] + [f"-I{d}" for d in include_dirs] + ["-x", "cuda"]
-    try:
-        done = subprocess.run(args, capture_output=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        result.error = f"{engine.name} timed out after {timeout:.0f} s"
+    with tempfile.TemporaryDirectory(prefix="buildport-engine-") as scratch:
+        given = path
+        if data is not None:
+            given = Path(scratch) / path.name
+            given.write_bytes(data)
+        args = [str(engine)]
+        if engine.name.startswith("hipify-perl"):
+            args += ["-print-stats", str(given)]
+        else:  # hipify-clang: stdout output, include dirs from the build (and the file's own folder)
+            args += ["--print-stats", "-o", "-", str(given), "--", f"-I{path.parent}"]
+            args += [f"-I{d}" for d in include_dirs] + ["-x", "cuda"]
+        try:
+            done = run_group_bytes(args, timeout)
+        except OSError as exc:
+            result.error = f"{engine.name} could not run: {exc}"
+            return result
+    if done is None:
+        result.error = f"{engine.name} timed out after {timeout:g} s"
         return result
-    except OSError as exc:
-        result.error = f"{engine.name} could not run: {exc}"
-        return result
-    stderr = done.stderr.decode("utf-8", "replace")
+    code, stdout, stderr_bytes = done
+    stderr = stderr_bytes.decode("utf-8", "replace")
+    if given != path:
+        stderr = stderr.replace(str(given), str(path))
     for line in stderr.splitlines():
         if line.lstrip().lower().startswith("warning:"):  # not the statistics' "WARNINGS: 0"
             result.warnings.append(line.strip())
@@ -135,10 +157,26 @@ def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: floa
             result.stats[m.group(1).strip().lower()] = int(m.group(2))
     result.converted = result.stats.get("converted refs", 0)
     result.unconverted = result.stats.get("unconverted refs", 0)
-    if done.returncode != 0:
+    if code != 0:
         said = [line.strip() for line in stderr.splitlines() if line.strip()]
         last = f": {said[-1][:300]}" if said else ""
-        result.error = f"{engine.name} exited with {done.returncode}{last}"
+        result.error = f"{engine.name} exited with {code}{last}"
         return result
-    result.text = decode(done.stdout, str(path))
+    if data is not None:
+        implausible = _implausible(data, stdout)
+        if implausible:
+            result.error = f"{engine.name} gave {implausible}; its output was not used"
+            return result
+    result.text = decode(stdout, str(path))
     return result
+
+
+def _implausible(given: bytes, output: bytes) -> str:
+    """What is wrong with ``output`` as the engine's translation of ``given``, or ``""``: the engines
+    rename identifiers and add includes, so a translation keeps at least half of the lines."""
+    if given.strip() and not output.strip():
+        return "no output for a file with text"
+    lines, kept = given.count(b"\n"), output.count(b"\n")
+    if lines >= 4 and kept < lines // 2:
+        return f"{kept} lines for a file of {lines}"
+    return ""

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from buildport.carry import carried
 from buildport.cmakeapi import Configure, configures
 from buildport.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
-from buildport.hipify import HipifyResult, find_engine, installed_hip_version, run_engine
+from buildport.hipify import ENGINE_TIMEOUT, HipifyResult, find_engine, installed_hip_version, run_engine
 from buildport.options import Options
 from buildport.result import Region, Result
 from buildport.runner import (
@@ -35,7 +36,7 @@ from buildport.sourcefix import FIXES, full_mask_macros, port_source
 from buildport.sources import (
     INCLUDE_DIRECTIVE, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
 )
-from buildport.textio import InputError, SourceText, read_source, write_atomic
+from buildport.textio import InputError, SourceText, file_kind, read_input, read_source, write_atomic
 
 
 class MigrationError(Exception):
@@ -111,19 +112,44 @@ def git_dirty(path: Path) -> bool:
     return bool(done.stdout.strip())
 
 
-def copy_tree(source: Path, target: Path) -> None:
-    """Copy a project; links stay links (their targets, maybe outside, are never copied)."""
+def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
+    """Copy a project; links stay links (their targets, maybe outside, are never copied). Named pipes,
+    devices and sockets are not copied: returned, each with why (relative to ``source``). A copy that
+    fails (a full disk, an unreadable file) is a :class:`MigrationError` naming the first file."""
     if target.exists() and any(target.iterdir()):
         raise MigrationError(f"{target}: the output directory exists and is not empty")
     if target.resolve() == source.resolve() or source.resolve() in target.resolve().parents:
         raise MigrationError(f"{target}: the output directory must not be inside {source}")
-    shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns(".git"))
+    left: list[tuple[str, str]] = []
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        out = {".git"} & set(names)
+        for name in names:
+            try:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:
+                continue  # the copy reports it
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                out.add(name)
+                left.append((os.path.relpath(os.path.join(folder, name), source),
+                             f"not copied: {file_kind(mode)}"))
+        return out
+
+    try:
+        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True, ignore=ignored)
+    except shutil.Error as exc:
+        first = exc.args[0][0] if exc.args and isinstance(exc.args[0], list) and exc.args[0] else None
+        if first is not None:
+            raise MigrationError(f"{first[0]}: cannot copy to {first[1]}: {first[2]}") from None
+        raise MigrationError(f"{target}: cannot copy the project: {exc}") from None
+    except OSError as exc:
+        raise MigrationError(f"{exc.filename or target}: cannot copy the project: {exc.strerror or exc}") from None
+    return left
 
 
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
               progress: Callable[[str], None] | None = None, original: Path | None = None,
-              ask: frozenset[str] = ASK_ALL) -> Plan:  # fmt: skip
+              ask: frozenset[str] = ASK_ALL, engine_timeout: float = ENGINE_TIMEOUT) -> Plan:  # fmt: skip
     """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
     copy of (where the build finds the files outside it that it names). ``ask``: the build tools asked which
     sources the build compiles, besides reading its files: ``make`` (the Makefiles' dry run,
@@ -157,7 +183,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     add_headers(plan.sources, root)
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")))]
     plan.unreferenced = unreferenced(root, plan.sources, every)
-    _plan_sources(plan, engine, jobs, progress)
+    _plan_sources(plan, engine, jobs, progress, engine_timeout)
     _plan_build(plan, options, cmake_files, make_files, beyond, originals)
     return plan
 
@@ -217,36 +243,42 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
     return False
 
 
-def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str], None] | None) -> None:
+def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str], None] | None,
+                  timeout: float = ENGINE_TIMEOUT) -> None:
+    """Each source the build uses through the engine (on a copy of its bytes: see
+    :func:`~buildport.hipify.run_engine`), then the source rules over what it gave."""
     files = sorted(plan.sources.all)
     include_dirs = sorted(plan.sources.include_dirs)
 
-    def one(path: Path) -> HipifyResult:
-        result = run_engine(engine, path, include_dirs)
+    def one(path: Path) -> tuple[SourceText | InputError, HipifyResult]:
+        try:
+            data = read_input(str(path))
+        except InputError as exc:
+            return exc, HipifyResult(str(path))
+        result = run_engine(engine, path, include_dirs, timeout, data)
         if progress is not None:
             progress(str(path))
-        return result
+        return read_source(path, data), result
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(one, files))
+        read = list(pool.map(one, files))
+    results = [result for _source, result in read]
     # a warp mask macro one header defines (#define FULLMASK 0xffffffff) and other files use
     full_masks: frozenset[str] = frozenset()
     if any(r.text and "_sync" in r.text for r in results):
         full_masks = frozenset().union(*(full_mask_macros(r.text) for r in results if r.text))
-    for path, result in zip(files, results):
+    for path, (source, result) in zip(files, read):
+        if isinstance(source, InputError):
+            plan.skipped.append((plan.relative(path), source.message))
+            plan.findings.append(_not_converted(plan.relative(path), f"this source could not be read ({source.message})",
+                                                "convert it by hand"))
+            continue
         if result.error or result.text is None:
             why = result.error or "no output"
             plan.hipify_failures.append((plan.relative(path), why))
             plan.findings.append(_not_converted(plan.relative(path), f"{engine.name} failed on this file ({why})",
                                                 "convert it by hand, or fix what stopped the engine and migrate "
                                                 "again"))
-            continue
-        try:
-            source = read_source(path)
-        except InputError as exc:
-            plan.skipped.append((plan.relative(path), exc.message))
-            plan.findings.append(_not_converted(plan.relative(path), f"this source could not be read ({exc.message})",
-                                                "convert it by hand"))
             continue
         converted = result.converted and result.text != source.text and not _only_adds_include(source.text, result.text)
         text = result.text if converted else source.text
@@ -267,6 +299,18 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             plan.findings.extend(carried(source.text, engine_text, text, scan_source(source.text, plan.relative(path)),
                                          found))
         plan.findings.extend(_unsupported(result, source.text, text, plan.relative(path), engine.name))
+
+
+def check_engine(plan: Plan) -> None:
+    """:class:`MigrationError` when the engine failed on every source it was given: most likely an
+    engine that is broken, and writing the ported build over sources all left in CUDA would leave a
+    tree that builds neither way."""
+    given = len(plan.sources.all) - sum(1 for f in plan.findings if f.rule == "hipify-failed"
+                                        and "could not be read" in f.message)
+    if given and len(plan.hipify_failures) == given:
+        path, why = plan.hipify_failures[0]
+        raise MigrationError(f"{Path(plan.engine).name} failed on every source the build uses ({given}; "
+                             f"{path}: {why}); nothing was written")
 
 
 def _not_converted(relative: str, why: str, suggestion: str) -> Finding:
@@ -414,7 +458,7 @@ def apply(plan: Plan) -> None:
         if target.is_symlink() or root not in target.resolve().parents:
             raise MigrationError(f"{target}: outside {root} or a symbolic link; not written")
     for change in plan.changes:
-        write_atomic(change.source, change.new_text)
+        write_atomic(change.source, change.new_text, root)
 
 
 def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:

@@ -13,9 +13,9 @@ from buildport.config import Config, ConfigError
 from buildport.config import install as install_config
 from buildport.config import load as load_config
 from buildport.findings import Severity
-from buildport.hipify import EngineMissing, find_engine
+from buildport.hipify import ENGINE_TIMEOUT, EngineMissing, find_engine
 from buildport.migrate import (
-    ASK_ALL, MigrationError, Plan, apply, apply_renames, copy_tree, git_dirty, is_git_tree, make_plan, outside, renames,
+    ASK_ALL, MigrationError, Plan, apply, apply_renames, check_engine, copy_tree, git_dirty, is_git_tree, make_plan, outside, renames,
     write_reports,
 )
 from buildport.options import Options
@@ -27,7 +27,8 @@ EXIT_OK, EXIT_PARTLY, EXIT_ERROR = 0, 1, 2
 
 def run_migration(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
                   offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
-                  quiet: bool, verbose: bool, ask: frozenset[str] = ASK_ALL) -> int:
+                  quiet: bool, verbose: bool, ask: frozenset[str] = ASK_ALL,
+                  engine_timeout: float = ENGINE_TIMEOUT) -> int:
     root = Path(directory)
     if not root.is_dir():
         click.echo(f"{directory}: error: not a directory", err=True)
@@ -59,14 +60,17 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         return EXIT_ERROR
     options = Options(offload_arch)
     if dry_run:
-        return _dry_run(root, options, hipify, jobs, rename_sources, ask)
+        return _dry_run(root, options, hipify, jobs, rename_sources, ask, engine_timeout)
     target = root if in_place else Path(out or "")
     created = False
     try:
+        not_copied: list[tuple[str, str]] = []
         if not in_place:
             created = not target.exists()
-            copy_tree(root, target)
-        plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask)
+            not_copied = copy_tree(root, target)
+        plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask, engine_timeout)
+        plan.skipped += not_copied
+        check_engine(plan)
         mapping = renames(plan) if rename_sources == "hip" else {}
         if not plan.changes and not mapping:
             if not quiet:
@@ -107,18 +111,19 @@ def _with_config(config: Config, offload_arch: tuple[str, ...], hipify: str | No
 
 
 def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool, original: Path | None,
-          ask: frozenset[str]) -> Plan:  # fmt: skip
+          ask: frozenset[str], engine_timeout: float) -> Plan:  # fmt: skip
     if quiet or not sys.stderr.isatty():
-        return make_plan(target, options, hipify, jobs, original=original, ask=ask)
+        return make_plan(target, options, hipify, jobs, original=original, ask=ask, engine_timeout=engine_timeout)
     with click.progressbar(length=0, label="hipify", file=sys.stderr) as bar:
         return make_plan(target, options, hipify, jobs, progress=lambda _path: bar.update(1), original=original,
-                         ask=ask)  # fmt: skip
+                         ask=ask, engine_timeout=engine_timeout)  # fmt: skip
 
 
 def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename_sources: str,
-             ask: frozenset[str]) -> int:  # fmt: skip
+             ask: frozenset[str], engine_timeout: float) -> int:  # fmt: skip
     try:
-        plan = make_plan(root, options, hipify, jobs, ask=ask)
+        plan = make_plan(root, options, hipify, jobs, ask=ask, engine_timeout=engine_timeout)
+        check_engine(plan)
         mapping = renames(plan) if rename_sources == "hip" else {}
     except (MigrationError, ParseError, InputError) as exc:
         click.echo(f"error: {exc}", err=True)

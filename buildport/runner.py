@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Generic, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from buildport.cache import Cache, Keys, result_from_json, result_to_json
 from buildport.findings import Finding
@@ -24,7 +24,7 @@ from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
 from buildport.includes import include_graph, include_targets
 from buildport.package_scopes import extra_packages
 from buildport.rules.cmake import FIND_HIP
-from buildport.textio import InputError, SourceText, decode, digest, encode, read_bytes, read_source, write_atomic
+from buildport.textio import InputError, NotARegularFile, SourceText, check_regular, decode, digest, encode, read_bytes, read_source, write_atomic
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
 # cache answers whole never needs them.
@@ -219,7 +219,11 @@ def _skip_reason(
     if is_link and not _inside(Path(path).resolve(), real_root):
         return f"symbolic link to {Path(path).resolve()}, outside {real_root}"
     try:
+        if info is not None:
+            check_regular(info)
         data = read_bytes(path, None if info is None else info.st_size)
+    except NotARegularFile as exc:
+        return str(exc.strerror)  # a named pipe would hang the run, a device fill its memory
     except OSError:
         return ""  # reading it again reports the error
     if b"\x00" in data:
@@ -968,15 +972,38 @@ def _left_behind(text: str, path: str, kind: str, result: Result) -> list[Findin
     return left_behind(text, path, kind, result)
 
 
-def write_changes(run: Run) -> list[str]:
-    """Write every changed file in place; returns the errors."""
+def write_changes(run: Run, roots: Sequence[str] = ()) -> list[str]:
+    """Write every changed file in place; returns the errors.
+
+    With ``roots`` (the folders the user named, and the folders of the files named), a file is written
+    only if it is below the root that holds it when it is written (see :func:`write_atomic`)."""
     errors: list[str] = []
+    named = sorted({(os.path.abspath(r), os.path.realpath(r)) for r in roots}, key=lambda r: -len(r[0]))
     for o in run.changed:
         assert o.result is not None and o.source is not None
         if o.path == "-":
             continue
         try:
-            write_atomic(o.source, o.result.text)
+            write_atomic(o.source, o.result.text, _root_of(o.path, named) if named else None)
         except InputError as exc:
             errors.append(str(exc))
     return errors
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _root_of(path: str, roots: Sequence[tuple[str, str]]) -> str:
+    """The resolved root, of ``roots`` (each as named and resolved, innermost first), that holds
+    ``path``: by its name as discovery wrote it, else by where it leads now; with none, the
+    innermost (the write is then refused as outside)."""
+    absolute = os.path.abspath(path)
+    for given, real in roots:
+        if _below(absolute, given) or _below(absolute, real):
+            return real
+    now = os.path.realpath(absolute)  # a file named through a link: where the link leads
+    for _given, real in roots:
+        if _below(now, real):
+            return real
+    return roots[0][1]

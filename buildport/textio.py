@@ -12,17 +12,16 @@ replacing them, and hold back SIGINT/SIGTERM while the temporary file exists.
 from __future__ import annotations
 
 import bisect
+import errno
 from array import array
 import hashlib
 import os
 import re
 import signal
 import stat
-import tempfile
 from contextlib import contextmanager
 from itertools import accumulate, islice, repeat
 from operator import add
-from pathlib import Path
 from typing import Iterator, Sequence
 
 ENCODING = "utf-8"
@@ -134,7 +133,7 @@ class SourceText:
     @property
     def text(self) -> str:
         if self._text is None:
-            data = _read(self.path)
+            data = read_input(self.path)
             if digest(data) != self.digest:
                 raise InputError(self.path, "file changed while buildport was running")
             self._text = decode(data, self.path)
@@ -199,92 +198,203 @@ def read_source(
     ``identity``); :class:`InputError` when that is impossible."""
     name = os.fspath(path)
     if data is None:
-        data = _read(name)
+        data = read_input(name)
     return SourceText(name, decode(data, name), digest(data), identity)
 
 
+#: The largest file read (build files and the sources they name): a bigger one is refused with a message
+#: rather than read into memory (a device or a runaway file would otherwise take it all).
+MAX_FILE_BYTES = 64 << 20
+#: How the messages about files refused unread (not regular, too large) end.
+NOT_READ = ": not read"
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO: no wait
+
+
+class NotARegularFile(OSError):
+    """A path that names a named pipe, a device, a socket or a folder, or a file over the size limit."""
+
+
 def read_bytes(name: str, size: int | None = None) -> bytes:
-    """The bytes of the file ``name``, whose size is ``size`` if known (from a stat just before).
+    """The bytes of the regular file ``name``, whose size is ``size`` if known (from a stat just before,
+    which also said that it is a regular file).
 
     With ``os.read`` on a file descriptor rather than a buffered file object,
     which costs about as much as the read itself for the small files a tree
-    holds. A file that grew or read short is read on to its end.
+    holds. A file that grew or read short is read on to its end, up to
+    :data:`MAX_FILE_BYTES`. Opened without waiting (a named pipe does not block
+    the run); :class:`NotARegularFile` for anything but a regular file.
     """
-    fd = os.open(name, os.O_RDONLY | os.O_CLOEXEC)
+    fd = os.open(name, _READ_FLAGS)
     try:
-        data = os.read(fd, size + 1 if size is not None else 1 << 16)
-        if size is not None and len(data) == size:
+        if size is None:
+            info = os.fstat(fd)
+            check_regular(info)
+            size = info.st_size
+        data = os.read(fd, size + 1)
+        if len(data) == size:
             return data  # as the stat said: no need to ask for the end
         chunks = [data]
+        total = len(data)
         while data:
             data = os.read(fd, 1 << 20)
             chunks.append(data)
+            total += len(data)
+            if total > MAX_FILE_BYTES:
+                raise NotARegularFile(0, f"larger than {MAX_FILE_BYTES >> 20} MiB{NOT_READ}")
         return b"".join(chunks)
     finally:
         os.close(fd)
 
 
-def _read(name: str) -> bytes:
+def check_regular(info: os.stat_result) -> None:
+    """:class:`NotARegularFile` unless ``info`` is of a regular file within the size limit."""
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+    if not stat.S_ISREG(info.st_mode):
+        raise NotARegularFile(0, f"not a regular file ({file_kind(info.st_mode)}){NOT_READ}")
+    if info.st_size > MAX_FILE_BYTES:
+        raise NotARegularFile(0, f"larger than {MAX_FILE_BYTES >> 20} MiB ({info.st_size >> 20} MiB){NOT_READ}")
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``mode`` is, in a few words."""
+    for test, kind in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return kind
+    return "a regular file" if stat.S_ISREG(mode) else "an unknown kind of file"
+
+
+def read_input(name: str) -> bytes:
     try:
         return read_bytes(name)
     except IsADirectoryError:
         raise InputError(name, "is a directory, not a file") from None
     except FileNotFoundError:
         raise InputError(name, "no such file") from None
+    except NotARegularFile as exc:
+        raise InputError(name, str(exc.strerror)) from None
     except OSError as exc:
         raise InputError(name, f"cannot read: {exc.strerror or exc}") from None
 
 
-def write_atomic(source: SourceText, new_text: str) -> None:
+def write_atomic(source: SourceText, new_text: str, root: str | os.PathLike[str] | None = None) -> None:
     """Replace ``source.path`` with ``new_text``; all or nothing.
 
     A symbolic link is written through: the file it points to is replaced and
-    the link stays a link (callers decide which links may be followed). A file
-    without any write permission bit is refused, even for root. The file is
-    checked against the digest it had when read; a temporary file in the same
-    directory gets the new bytes and the old mode (and owner, where allowed), is
-    flushed to disk, and is renamed over the original. SIGINT, SIGTERM and
+    the link stays a link (callers decide which links may be followed). With
+    ``root``, the file the path leads to *now* must be below ``root`` (a folder
+    replaced by a link to elsewhere since discovery is refused), and the
+    folders from ``root`` down to it are opened one by one without following
+    links, so that a link swapped in after that check is refused too: nothing
+    is written outside ``root`` whatever races the run. A file without any write
+    permission bit is refused, even for root. The file is checked against the
+    digest it had when read; a temporary file in the same directory, created
+    exclusively, gets the new bytes and the old mode (and owner, where allowed),
+    is flushed to disk, and is renamed over the original. SIGINT, SIGTERM and
     SIGHUP are held back from creating the temporary file until it is renamed or
     removed, so an interrupted run leaves no temporary file. On any failure the
     original is left as it was.
     """
-    target = Path(os.path.realpath(source.path))
+    target = os.path.realpath(source.path)
+    base = os.path.realpath(root) if root is not None else os.path.dirname(target)
+    relative = os.path.relpath(target, base)
+    if relative == os.curdir or relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        raise InputError(source.path, f"leads to {target} now, outside {base}; not written")
     data = encode(new_text)
+    *folders, name = relative.split(os.sep)
     try:
-        current = target.read_bytes()
-        info = target.stat()
+        folder = _open_folder(base, folders)
     except OSError as exc:
-        raise InputError(source.path, f"cannot re-read before writing: {exc.strerror or exc}") from None
-    if digest(current) != source.digest:
-        raise InputError(source.path, "file changed while buildport was running; not written")
-    mode = stat.S_IMODE(info.st_mode)
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
-        raise InputError(source.path, "file is read-only; not written")
-    with _signals_held():
-        _replace(target, data, info, source.path)
+        raise InputError(source.path, f"cannot re-read before writing: {_folder_reason(exc)}") from None
+    try:
+        try:
+            current, info = _read_at(name, folder)
+        except OSError as exc:
+            raise InputError(source.path, f"cannot re-read before writing: {_folder_reason(exc)}") from None
+        if digest(current) != source.digest:
+            raise InputError(source.path, "file changed while buildport was running; not written")
+        mode = stat.S_IMODE(info.st_mode)
+        if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+            raise InputError(source.path, "file is read-only; not written")
+        with _signals_held():
+            _replace(folder, name, data, info, source.path)
+    finally:
+        os.close(folder)
 
 
-def _replace(target: Path, data: bytes, info: os.stat_result, shown: str) -> None:
-    """Write ``data`` to a temporary file beside ``target`` and rename it over ``target``."""
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _open_folder(base: str, folders: list[str]) -> int:
+    """A descriptor of ``base``/``folders``, each folder opened inside the one before without following
+    a link (ELOOP or ENOTDIR when one is a link now)."""
+    fd = os.open(base, _FOLDER_FLAGS & ~_NOFOLLOW)  # resolved just before: no link in it then
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".buildport-tmp", dir=target.parent)
-    except OSError as exc:
-        raise InputError(shown, f"cannot write: {exc.strerror or exc}") from None
+        for part in folders:
+            inner = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _folder_reason(exc: OSError) -> str:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return "a symbolic link was put in its way during the run"
+    return exc.strerror or str(exc)
+
+
+def _read_at(name: str, folder: int) -> tuple[bytes, os.stat_result]:
+    """The bytes and status of the file ``name`` in the open ``folder``, not through a link."""
+    fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=folder)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks), info
+    finally:
+        os.close(fd)
+
+
+def _replace(folder: int, name: str, data: bytes, info: os.stat_result, shown: str) -> None:
+    """Write ``data`` to a new temporary file beside ``name`` in the open ``folder`` and rename it over
+    ``name``."""
+    tmp, fd = "", -1
+    for _ in range(100):
+        tmp = f".{name}.{os.urandom(4).hex()}.buildport-tmp"
+        try:
+            fd = os.open(tmp, _TEMP_FLAGS, 0o600, dir_fd=folder)
+            break
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise InputError(shown, f"cannot write: {exc.strerror or exc}") from None
+    else:
+        raise InputError(shown, "cannot write: no free temporary name")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, stat.S_IMODE(info.st_mode))
-        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
-            try:
-                os.chown(tmp, info.st_uid, info.st_gid)
-            except PermissionError:
-                pass  # an ordinary user cannot give a file away; the mode is kept all the same
-        os.replace(tmp, target)
+            os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
+            if hasattr(os, "fchown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.fchown(handle.fileno(), info.st_uid, info.st_gid)
+                except PermissionError:
+                    pass  # an ordinary user cannot give a file away; the mode is kept all the same
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException as exc:
         try:
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=folder)
         except OSError:
             pass
         if isinstance(exc, OSError):

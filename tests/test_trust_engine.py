@@ -1,0 +1,108 @@
+"""The conversion engine can do no harm: it works on copies, its output is checked, it cannot hang the run.
+
+An engine that deleted or truncated its input used to cost the user those sources
+while ``migrate`` exited 0; one that failed on every file left a tree whose build was
+HIP and whose sources were CUDA; a hung one cost 300 s per file and left its children
+running. Each engine here is a small shell script standing in for a broken hipify.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from buildport.cli import main
+
+GOOD = "#include <cuda_runtime.h>\nint main() { return cudaDeviceSynchronize(); }\n"
+MAKEFILE = "app: a.cu b.cu\n\tnvcc -o app a.cu b.cu\n"
+#: A conversion, with the statistics line hipify-perl prints (``-print-stats``) for it.
+CONVERT = 'sed s/cuda/hip/g "$f"; echo "CONVERTED refs count: 1" >&2'
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "Makefile").write_text(MAKEFILE)
+    (root / "a.cu").write_text(GOOD)
+    (root / "b.cu").write_text(GOOD.replace("main", "other"))
+    return root
+
+
+def engine(tmp_path: Path, body: str) -> Path:
+    """An engine named like hipify-perl (so it gets hipify-perl's arguments: the file last)."""
+    path = tmp_path / "bin" / "hipify-perl"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(f"#!/bin/sh\nfor a; do f=$a; done\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def migrate(root: Path, tool: Path, *more: str) -> tuple[int, str]:
+    done = CliRunner().invoke(main, ["migrate", str(root), "--in-place", "--force", "--hipify", str(tool), *more])
+    return done.exit_code, done.output
+
+
+def test_an_engine_that_deletes_its_input_deletes_nothing_of_the_user(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    code, output = migrate(root, engine(tmp_path, 'rm -f "$f"; exit 1'))
+    assert (root / "a.cu").read_text() == GOOD and (root / "b.cu").exists()
+    assert code == 2, output
+    assert "failed on every source the build uses (2;" in output and "nothing was written" in output
+    assert (root / "Makefile").read_text() == MAKEFILE  # the build is not ported over CUDA sources
+    assert not (root / "MIGRATION.md").exists()
+
+
+def test_an_engine_that_truncates_its_input_after_reading_it_costs_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    code, output = migrate(root, engine(tmp_path, f'{CONVERT}; : > "$f"'))
+    assert code == 0, output
+    assert "hipDeviceSynchronize" in (root / "a.cu").read_text()
+    assert "hipcc" in (root / "Makefile").read_text()
+
+
+def test_empty_output_with_success_is_a_failure(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    code, output = migrate(root, engine(tmp_path, f'case "$f" in *a.cu) exit 0;; esac; {CONVERT}'))
+    assert code == 1, output  # one of two converted: the migration is done, and says what failed
+    assert (root / "a.cu").read_text() == GOOD
+    report = (root / "MIGRATION.md").read_text()
+    assert "a.cu" in report and "gave no output for a file with text; its output was not used" in report
+
+
+def test_output_with_most_lines_gone_is_a_failure(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    long = "".join(f"int v{i} = {i};\n" for i in range(20)) + GOOD
+    (root / "a.cu").write_text(long)
+    code, output = migrate(root, engine(tmp_path, f'case "$f" in *a.cu) head -n 3 "$f"; exit 0;; esac; {CONVERT}'))
+    assert code == 1, output
+    assert (root / "a.cu").read_text() == long
+    assert "gave 3 lines for a file of 22; its output was not used" in (root / "MIGRATION.md").read_text()
+
+
+def test_the_engine_messages_name_the_users_file(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    code, output = migrate(root, engine(tmp_path, 'echo "warning: $f:2: unsupported identifier \\"cudaFoo\\"" >&2; '
+                                                   + CONVERT))
+    assert code == 0, output
+    data = (root / "migration.json").read_text()
+    assert '"warnings": [\n          "warning: a.cu:2: unsupported identifier' in data
+    assert "buildport-engine-" not in data and "buildport-engine-" not in (root / "MIGRATION.md").read_text()
+
+
+def test_a_hung_engine_is_killed_with_its_children_after_the_timeout(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    marker = f"sleep 9{os.getpid()}.25"  # a command line no other process has
+    tool = engine(tmp_path, f"{marker} & {marker}")
+    started = time.monotonic()
+    code, output = migrate(root, tool, "--engine-timeout", "1", "--jobs", "2")
+    assert time.monotonic() - started < 60
+    assert code == 2, output  # every source timed out: nothing written
+    assert "timed out after 1 s" in output
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    assert left == [], "the engine's children live on"
+    assert (root / "a.cu").read_text() == GOOD
