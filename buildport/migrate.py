@@ -36,7 +36,10 @@ from buildport.sourcefix import FIXES, full_mask_macros, port_source
 from buildport.sources import (
     INCLUDE_DIRECTIVE, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
 )
-from buildport.textio import InputError, SourceText, file_kind, read_input, read_source, write_atomic
+from buildport.textio import (
+    NOT_READ, InputError, SourceText, digest, encode, file_kind, read_input, read_source, remove_stale_temporaries,
+    write_atomic,
+)
 
 
 class MigrationError(Exception):
@@ -101,15 +104,31 @@ class Plan:
             return str(path)
 
 
-def is_git_tree(path: Path) -> bool:
-    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"],
-                          capture_output=True, check=False)
-    return done.returncode == 0 and done.stdout.strip() == b"true"
+@dataclass(frozen=True, slots=True)
+class GitState:
+    """What git says of a folder: inside a work tree (by its ``.git``), with uncommitted changes, or why
+    git could not tell (not installed, a repository it refuses: another owner's, a broken one)."""
+
+    tree: bool
+    dirty: bool = False
+    unknown: str = ""
 
 
-def git_dirty(path: Path) -> bool:
-    done = subprocess.run(["git", "-C", str(path), "status", "--porcelain"], capture_output=True, check=False)
-    return bool(done.stdout.strip())
+def git_state(path: Path) -> GitState:
+    """The git state of ``path``: a folder with a ``.git`` in it or above it is a work tree, whether or
+    not git can read it; then ``git status`` says whether it has changes, or ``unknown`` why not."""
+    real = path.resolve()
+    if not any((folder / ".git").exists() for folder in (real, *real.parents)):
+        return GitState(False)
+    try:
+        done = subprocess.run(["git", "-C", str(path), "status", "--porcelain"], capture_output=True, check=False,
+                              stdin=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
+    except OSError as exc:
+        return GitState(True, unknown=f"git could not run ({exc.strerror or exc})")
+    if done.returncode != 0:
+        said = [line.strip() for line in done.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+        return GitState(True, unknown="git refused the repository" + (f" ({said[0]})" if said else ""))
+    return GitState(True, dirty=bool(done.stdout.strip()))
 
 
 def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
@@ -160,8 +179,13 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     engine = find_engine(engine_path)
     plan.engine = str(engine)
     plan.hip_version = installed_hip_version()
-    cmake_files = list(discover(root, is_cmake_file))
-    make_files = list(discover(root, is_make_file))
+    notes: list[str] = []  # what discovery could not read (a folder, a named pipe): listed as skipped
+    cmake_files = list(discover(root, is_cmake_file, notes))
+    make_files = list(discover(root, is_make_file, notes))
+    for note in dict.fromkeys(notes):  # both walks meet an unreadable folder
+        where, _, why = note.partition(": skipped: ")
+        if "cannot be read" in why or why.endswith(NOT_READ):
+            plan.skipped.append((plan.relative(Path(where)), why))
     included = [Path(p) for p in included_makefiles([str(p) for p in make_files])]
     make_files += [p for p in included if inside(p, root)]
     # an included file outside the project (rodinia's ../../common/make.config) is read for what it
@@ -450,15 +474,142 @@ def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_file
                                            regions=outcome.result.regions))
 
 
-def apply(plan: Plan) -> None:
-    """Write every change (atomically); refuses anything outside the root or through a link."""
+#: The reports a migration writes at the root.
+REPORT_NAMES = ("MIGRATION.md", "migration.json")
+#: The record of a migration's renames, at the root while they are written: a rerun finishes them.
+JOURNAL = ".buildport-migration.json"
+
+
+def apply(plan: Plan, report_texts: dict[str, str] | None = None) -> None:
+    """Write every change: each file atomically, after every target was checked (:func:`check_writable`),
+    so a refusal comes before the first write.
+
+    The sources changed in place come first (a run killed among them is done again by the next: the
+    engine leaves converted text as it is). Renamed sources (``--rename-sources hip``) are written so
+    that the build files never name a source that does not exist: the new files, then the build files
+    that name them, and only then are the old files deleted; a journal at the root (:data:`JOURNAL`)
+    records the renames, the build files' new text and the reports until the end, so that a run killed
+    among them is finished by the next one (:func:`finish_interrupted`). The reports (``report_texts``,
+    by file name) are written last."""
+    check_writable(plan)
     root = plan.root.resolve()
+    journal = root / JOURNAL
     for change in plan.changes:
-        target = change.path
-        if target.is_symlink() or root not in target.resolve().parents:
-            raise MigrationError(f"{target}: outside {root} or a symbolic link; not written")
+        if change.kind == "source":
+            write_atomic(change.source, change.new_text, root)
+    if plan.renamed:
+        _write_new(journal, json.dumps(_journal(plan, report_texts or {}), indent=1) + "\n", 0o600)
+    for change in plan.renamed:
+        _write_new(change.path, change.new_text, change.renamed_from.stat().st_mode & 0o7777
+                   if change.renamed_from is not None else 0o644)
     for change in plan.changes:
-        write_atomic(change.source, change.new_text, root)
+        if change.kind != "source":
+            write_atomic(change.source, change.new_text, root)
+    for change in plan.renamed:
+        if change.renamed_from is not None:
+            with contextlib.suppress(FileNotFoundError):
+                change.renamed_from.unlink()
+    _write_reports(root, report_texts or {})
+    if plan.renamed:
+        journal.unlink()
+    remove_stale_temporaries(str(c.path.resolve().parent) for c in [*plan.changes, *plan.renamed])
+
+
+def check_writable(plan: Plan) -> None:
+    """:class:`MigrationError` naming every file the migration could not write (outside the root, a link,
+    changed since it was read, read-only, in a folder that cannot be written, a new name taken) — before
+    anything is written."""
+    root = plan.root.resolve()
+    problems: list[str] = []
+    for change in plan.changes:
+        problems += _cannot_write(change.path, root, change.source)
+    for change in plan.renamed:
+        if change.path.exists() or change.path.is_symlink():
+            problems.append(f"{plan.relative(change.path)}: exists already")
+        if change.renamed_from is not None:
+            problems += _cannot_write(change.renamed_from, root, change.source)
+    for name in (*REPORT_NAMES, *([JOURNAL] if plan.renamed else [])):
+        if not os.access(root, os.W_OK):
+            problems.append(f"{root}: the folder cannot be written (for {name})")
+            break
+    if problems:
+        listed = "\n  ".join(problems[:20]) + (f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else "")
+        raise MigrationError(f"{len(problems)} file{'s' if len(problems) != 1 else ''} could not be written; "
+                             f"nothing was written:\n  {listed}")
+
+
+def _cannot_write(path: Path, root: Path, source: SourceText) -> list[str]:
+    """Why ``path`` (read as ``source``) cannot be replaced, or nothing."""
+    if path.is_symlink():
+        return [f"{path}: a symbolic link; not written"]
+    real = path.resolve()
+    if root not in real.parents:
+        return [f"{path}: outside {root}; not written"]
+    try:
+        info = real.stat()
+        current = real.read_bytes()
+    except OSError as exc:
+        return [f"{path}: cannot be read again: {exc.strerror or exc}"]
+    if digest(current) != source.digest:
+        return [f"{path}: changed while buildport was running"]
+    if not stat.S_IMODE(info.st_mode) & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(real, os.W_OK):
+        return [f"{path}: read-only"]
+    if not os.access(real.parent, os.W_OK | os.X_OK):
+        return [f"{path}: its folder cannot be written"]
+    return []
+
+
+def _journal(plan: Plan, report_texts: dict[str, str]) -> dict[str, object]:
+    """What :func:`finish_interrupted` needs: each rename (old, new, the new text's digest), each build
+    file's new text (with the digest of the text it replaces) and the reports."""
+    return {
+        "format": "buildport-migration-journal", "version": 1,
+        "renames": [{"old": plan.relative(c.renamed_from), "new": plan.relative(c.path),
+                     "digest": digest(encode(c.new_text))} for c in plan.renamed if c.renamed_from is not None],
+        "build": [{"path": plan.relative(c.path), "digest": c.source.digest, "text": c.new_text}
+                  for c in plan.changes if c.kind != "source"],
+        "reports": report_texts,
+    }
+
+
+def finish_interrupted(root: Path) -> str:
+    """Finish a migration that was killed while it renamed sources (its journal is at ``root``); returns
+    what was done, ``""`` when there was nothing to finish.
+
+    When the run died before every new file existed, nothing but those and the sources changed in place
+    had been written: the new files are removed (the next run renames again). Otherwise the build files are brought to the text the journal
+    holds (those still as they were) and the old files deleted: the tree is as that run would have
+    left it."""
+    journal = root / JOURNAL
+    if journal.is_symlink() or not journal.is_file():
+        return ""
+    try:
+        data = json.loads(journal.read_text(encoding="utf-8", errors="surrogateescape"))
+        renames = [(root / r["old"], root / r["new"], r["digest"]) for r in data["renames"]]
+        builds = [(root / b["path"], b["digest"], b["text"]) for b in data["build"]]
+        texts = {str(name): str(text) for name, text in data.get("reports", {}).items() if name in REPORT_NAMES}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise MigrationError(f"{journal}: an interrupted migration's journal that cannot be read ({exc}); "
+                             "check the renamed sources by hand, then delete it") from None
+    for path in [p for _old, p, _d in renames] + [p for p, _d, _t in builds]:
+        if path.is_symlink() or root.resolve() not in path.resolve().parents:
+            raise MigrationError(f"{journal}: names {path}, outside the project or a link; delete it")
+    made = [(old, new) for old, new, d in renames if new.is_file() and digest(new.read_bytes()) == d]
+    if len(made) < len(renames):
+        for _old, new in made:
+            new.unlink()
+        journal.unlink()
+        return f"an interrupted migration was undone ({len(made)} of {len(renames)} renamed sources removed)"
+    for path, before, text in builds:
+        current = read_source(path)
+        if current.digest == before:
+            write_atomic(current, text, root)
+    for old, _new in made:
+        with contextlib.suppress(FileNotFoundError):
+            old.unlink()
+    _write_reports(root, texts)
+    journal.unlink()
+    return f"an interrupted migration was finished ({len(renames)} renamed sources)"
 
 
 def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
@@ -628,10 +779,15 @@ def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
         raise
 
 
-def write_reports(plan: Plan, options: Options) -> None:
+def reports(plan: Plan, options: Options) -> dict[str, str]:
+    """The text of each report file (MIGRATION.md, migration.json), by name."""
     text, data = report(plan, options)
-    for name, content in (("MIGRATION.md", text), ("migration.json", json.dumps(data, indent=2) + "\n")):
-        _write_new(plan.root / name, content)
+    return {"MIGRATION.md": text, "migration.json": json.dumps(data, indent=2) + "\n"}
+
+
+def _write_reports(root: Path, texts: dict[str, str]) -> None:
+    for name, content in texts.items():
+        _write_new(root / name, content)
 
 
 def renames(plan: Plan) -> dict[Path, Path]:
@@ -654,7 +810,9 @@ def renames(plan: Plan) -> dict[Path, Path]:
 
 
 def apply_renames(plan: Plan, mapping: dict[Path, Path]) -> None:
-    """Rename sources and say so in the build files' new text."""
+    """Plan the renames: the build files' new text names the new names, and each renamed source becomes an
+    entry of ``plan.renamed`` (its text written under the new name by :func:`apply`, which then deletes
+    the old one). Nothing is written here."""
     import re
 
     by_name = {old.name: new.name for old, new in mapping.items()}
@@ -677,9 +835,7 @@ def apply_renames(plan: Plan, mapping: dict[Path, Path]) -> None:
         change = changed.get(old.resolve())
         source = change.source if change is not None else read_source(old)
         text = change.new_text if change is not None else source.text
-        _write_new(new, text, old.stat().st_mode & 0o7777)
-        old.unlink()
         if change is not None:
-            plan.changes.remove(change)  # written: apply() must not write it again
+            plan.changes.remove(change)  # written under its new name instead
         plan.renamed.append(Change(new, source, text, "source", change.hipify if change else None,
                                    change.fixes if change else {}, renamed_from=old))

@@ -15,10 +15,11 @@ from buildport.config import load as load_config
 from buildport.findings import Severity
 from buildport.hipify import ENGINE_TIMEOUT, EngineMissing, find_engine
 from buildport.migrate import (
-    ASK_ALL, MigrationError, Plan, apply, apply_renames, check_engine, copy_tree, git_dirty, is_git_tree, make_plan, outside, renames,
-    write_reports,
+    ASK_ALL, JOURNAL, MigrationError, Plan, apply, apply_renames, check_engine, copy_tree, finish_interrupted,
+    git_state, make_plan, outside, renames, reports,
 )
 from buildport.options import Options
+from buildport.sources import inside
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError
 
@@ -36,23 +37,30 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
     if in_place and out:
         click.echo("error: choose --out or --in-place, not both", err=True)
         return EXIT_ERROR
-    git = is_git_tree(root)
+    git = git_state(root)
     if not in_place and out is None:
-        if git:
+        if git.tree:
             in_place = True
         else:
             out = str(root.resolve().with_name(root.resolve().name + "-hip"))
-    if in_place and git and not force and not dry_run and git_dirty(root):
-        click.echo(f"{directory}: error: the git work tree has uncommitted changes; commit or stash them, "
-                   "or pass --force", err=True)
-        return EXIT_ERROR
+    if in_place and git.tree and not force and not dry_run:
+        if git.unknown:
+            click.echo(f"{directory}: error: cannot tell whether the git work tree has uncommitted changes: "
+                       f"{git.unknown}; migrate into a copy with --out DIR, or pass --force", err=True)
+            return EXIT_ERROR
+        if git.dirty:
+            interrupted = " (an interrupted migration: --force finishes it)" if (root / JOURNAL).exists() else ""
+            click.echo(f"{directory}: error: the git work tree has uncommitted changes{interrupted}; commit or "
+                       "stash them, or pass --force", err=True)
+            return EXIT_ERROR
     try:
         config = load_config(root)
+        offload_arch, hipify, rename_sources, jobs = _with_config(config, root, offload_arch, hipify, rename_sources,
+                                                                  jobs)
     except ConfigError as exc:
         click.echo(str(exc), err=True)
         return EXIT_ERROR
     install_config(config)
-    offload_arch, hipify, rename_sources, jobs = _with_config(config, offload_arch, hipify, rename_sources, jobs)
     try:
         find_engine(hipify)
     except EngineMissing as exc:
@@ -65,7 +73,11 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
     created = False
     try:
         not_copied: list[tuple[str, str]] = []
-        if not in_place:
+        if in_place:
+            finished = finish_interrupted(target)
+            if finished and not quiet:
+                click.echo(f"{target}: {finished}")
+        else:
             created = not target.exists()
             not_copied = copy_tree(root, target)
         plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask, engine_timeout)
@@ -77,11 +89,14 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
                 click.echo(f"{target}: already migrated; nothing to change")
             return EXIT_OK
         apply_renames(plan, mapping)
-        apply(plan)
-        write_reports(plan, options)
-    except (MigrationError, ParseError, InputError) as exc:
+        apply(plan, reports(plan, options))
+    except (MigrationError, ParseError, InputError, OSError) as exc:
         if created:
             shutil.rmtree(target, ignore_errors=True)
+        if isinstance(exc, OSError):  # a report or a renamed source that could not be written (a full disk)
+            exc = MigrationError(f"{exc.filename or target}: cannot write: {exc.strerror or exc}"
+                                 + ("" if created else " (the files written before it stay written; "
+                                    "a rerun continues)"))
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
     if not quiet:
@@ -94,7 +109,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
     return EXIT_OK
 
 
-def _with_config(config: Config, offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str,
+def _with_config(config: Config, root: Path, offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str,
                  jobs: int) -> tuple[tuple[str, ...], str | None, str, int]:
     """Options the command line left at their defaults come from the project's configuration."""
     given = config.options
@@ -102,7 +117,7 @@ def _with_config(config: Config, offload_arch: tuple[str, ...], hipify: str | No
         value = given["offload-arch"]
         offload_arch = tuple(value.replace(";", ",").split(",") if isinstance(value, str) else value)
     if hipify is None and "hipify" in given:
-        hipify = str(given["hipify"])
+        hipify = _configured_engine(str(given["hipify"]), root, config.path)
     if rename_sources == "keep" and "rename-sources" in given:
         rename_sources = str(given["rename-sources"])
     if jobs == (os.cpu_count() or 1) and "jobs" in given:
@@ -117,6 +132,24 @@ def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: 
     with click.progressbar(length=0, label="hipify", file=sys.stderr) as bar:
         return make_plan(target, options, hipify, jobs, progress=lambda _path: bar.update(1), original=original,
                          ask=ask, engine_timeout=engine_timeout)  # fmt: skip
+
+
+def _configured_engine(value: str, root: Path, source: Path | None) -> str:
+    """The engine a project's configuration names, as a path; :class:`ConfigError` if it lies inside the
+    project. Migrating a repository must not run its code: a program the project ships is run only when
+    the user names it with ``--hipify``. A relative path is the project root's, a bare name is looked up
+    on PATH (not in the working directory)."""
+    if "/" not in value and os.sep not in value:
+        found = shutil.which(value)
+        candidate = Path(found).absolute() if found else None
+    else:
+        candidate = Path(value) if os.path.isabs(value) else root / value
+    if candidate is None:
+        return value  # not found: find_engine says so
+    if inside(candidate, root):
+        raise ConfigError(f"{source or root}: error: hipify = {value!r} is a program inside the project; "
+                          f"migrate does not run a project's own code (name it with --hipify {candidate} to run it)")
+    return str(candidate)
 
 
 def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename_sources: str,

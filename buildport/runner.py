@@ -8,6 +8,7 @@ skips, with a message, file links that leave the root and binary files.
 from __future__ import annotations
 
 import functools
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -24,7 +25,10 @@ from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
 from buildport.includes import include_graph, include_targets
 from buildport.package_scopes import extra_packages
 from buildport.rules.cmake import FIND_HIP
-from buildport.textio import InputError, NotARegularFile, SourceText, check_regular, decode, digest, encode, read_bytes, read_source, write_atomic
+from buildport.textio import (
+    InputError, NotARegularFile, SourceText, check_regular, decode, digest, encode, read_bytes, read_source,
+    remove_stale_temporaries, write_atomic,
+)
 
 # The parsers and passes (buildport.engine) are imported where a file is ported: a run that the
 # cache answers whole never needs them.
@@ -94,6 +98,8 @@ def files_below(
         if listing is None:
             if trail is not None:
                 trail.spoil()
+            if skipped is not None:
+                skipped.append(f"{folder}: skipped: the folder cannot be read ({_unlisted(folder)})")
             continue
         build_tree, folders, files, linked = listing
         if build_tree and folder != stack_root:
@@ -159,6 +165,15 @@ def _predicate_name(wanted: Callable[[str], bool]) -> str | None:
     return None if "<" in name else name
 
 
+def _unlisted(folder: str) -> str:
+    """Why ``folder`` cannot be listed, in a few words."""
+    try:
+        with os.scandir(folder):
+            return "it changed while it was read"
+    except OSError as exc:
+        return exc.strerror or str(exc)
+
+
 def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None, predicate: str) -> Listing | None:
     """The folder's build-tree mark, folders (not hidden) and wanted files (with the links among them),
     from ``index`` if it has them, else listed (and recorded there); None if it cannot be listed."""
@@ -216,15 +231,19 @@ def _skip_reason(
     ``info`` holds the file's metadata, taken before reading it, when the index is to record it (the
     index had no record of them: :func:`files_below` looks them up); ``stamped``, their stamp.
     """
-    if is_link and not _inside(Path(path).resolve(), real_root):
-        return f"symbolic link to {Path(path).resolve()}, outside {real_root}"
+    if is_link:
+        target = Path(os.path.realpath(path))  # (Path.resolve raises for a loop before Python 3.13)
+        if not _inside(target, real_root):
+            return f"symbolic link to {target}, outside {real_root}"
     try:
         if info is not None:
             check_regular(info)
         data = read_bytes(path, None if info is None else info.st_size)
     except NotARegularFile as exc:
         return str(exc.strerror)  # a named pipe would hang the run, a device fill its memory
-    except OSError:
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link loop"
         return ""  # reading it again reports the error
     if b"\x00" in data:
         return "binary file (contains NUL bytes)"
@@ -987,6 +1006,7 @@ def write_changes(run: Run, roots: Sequence[str] = ()) -> list[str]:
             write_atomic(o.source, o.result.text, _root_of(o.path, named) if named else None)
         except InputError as exc:
             errors.append(str(exc))
+    remove_stale_temporaries(os.path.dirname(os.path.realpath(o.path)) for o in run.changed if o.path != "-")
     return errors
 
 

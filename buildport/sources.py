@@ -266,14 +266,37 @@ def _expand(value: str, variables: dict[str, list[str]], depth: int = 0) -> list
 
 
 def _substitute(value: str, variables: dict[str, list[str]]) -> str | None:
-    """``${CMAKE_CURRENT_SOURCE_DIR}/a.cu`` → a path; ``None`` when other references remain."""
+    """``${CMAKE_CURRENT_SOURCE_DIR}/a.cu`` → a path, CMake's escapes (``\\$``, ``\\;``, ``\\"``, ``\\ ``,
+    ``\\t``...) read as the characters they stand for; ``None`` when other references remain."""
+    if "\\" not in value:  # the common case: references only
+        out = _SIMPLE_REF.sub(lambda m: _known(m.group(1), variables, m.group(0)), value)
+        return None if "${" in out or "$<" in out else out
+    unresolved = False
 
-    def known(m: re.Match[str]) -> str:
-        found = variables.get(m.group(1))
-        return ";".join(found) if found is not None else m.group(0)
+    def one(m: re.Match[str]) -> str:
+        nonlocal unresolved
+        if m.group("escaped") is not None:
+            return _ESCAPED.get(m.group("escaped"), m.group("escaped"))
+        if m.group("name") is None:
+            unresolved = True  # $<...> or a reference this reader does not evaluate
+            return m.group(0)
+        found = _known(m.group("name"), variables, "")
+        unresolved = unresolved or m.group("name") not in variables
+        return found
 
-    out = _SIMPLE_REF.sub(known, value)
-    return None if "${" in out or "$<" in out else out
+    out = _REF_OR_ESCAPE.sub(one, value)
+    return None if unresolved else out
+
+
+def _known(name: str, variables: dict[str, list[str]], otherwise: str) -> str:
+    found = variables.get(name)
+    return ";".join(found) if found is not None else otherwise
+
+
+#: A CMake escape sequence, a simple reference, or the start of any other reference or expression.
+_REF_OR_ESCAPE = re.compile(r"\\(?P<escaped>.)|\$\{(?P<name>[A-Za-z0-9_]+)\}|\$[{<]|\$\w+\{", re.S)
+#: escape_encoded: the characters CMake's \\t, \\r, \\n stand for (escape_identity stands for itself).
+_ESCAPED = {"t": "\t", "r": "\r", "n": "\n"}
 
 
 def make_sources(path: Path, root: Path, found: SourceSet) -> None:

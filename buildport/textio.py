@@ -22,7 +22,7 @@ import stat
 from contextlib import contextmanager
 from itertools import accumulate, islice, repeat
 from operator import add
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
@@ -370,7 +370,7 @@ def _replace(folder: int, name: str, data: bytes, info: os.stat_result, shown: s
     ``name``."""
     tmp, fd = "", -1
     for _ in range(100):
-        tmp = f".{name}.{os.urandom(4).hex()}.buildport-tmp"
+        tmp = f".{name}.{os.urandom(4).hex()}{TEMPORARY_SUFFIX}"
         try:
             fd = os.open(tmp, _TEMP_FLAGS, 0o600, dir_fd=folder)
             break
@@ -400,6 +400,35 @@ def _replace(folder: int, name: str, data: bytes, info: os.stat_result, shown: s
         if isinstance(exc, OSError):
             raise InputError(shown, f"cannot write: {exc.strerror or exc}") from None
         raise
+
+
+#: How the temporary files of writes end; one older than :data:`STALE_AFTER` seconds was left by a run
+#: that was killed (a write keeps one for milliseconds), and is removed by the next that writes there.
+TEMPORARY_SUFFIX = ".buildport-tmp"
+STALE_AFTER = 60.0
+
+
+def remove_stale_temporaries(folders: Iterable[str]) -> list[str]:
+    """Delete the temporary files a killed run left in ``folders`` (hidden, ending in
+    :data:`TEMPORARY_SUFFIX`, older than :data:`STALE_AFTER` seconds); returns their paths."""
+    import time
+
+    removed: list[str] = []
+    limit = time.time() - STALE_AFTER
+    for folder in dict.fromkeys(folders):
+        try:
+            with os.scandir(folder) as entries:
+                stale = [e.path for e in entries if e.name.startswith(".") and e.name.endswith(TEMPORARY_SUFFIX)
+                         and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_mtime < limit]
+        except OSError:
+            continue
+        for path in stale:
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            removed.append(path)
+    return removed
 
 
 @contextmanager

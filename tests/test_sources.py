@@ -148,3 +148,11 @@ def test_include_folders_given_to_the_build_only_are_the_builds(tmp_path: Path) 
     found = SourceSet()
     cmake_sources(tmp_path / "CMakeLists.txt", tmp_path, found)
     assert found.include_dirs == {(tmp_path / "include").resolve()}
+
+
+def test_source_names_written_with_cmake_escapes_are_the_files_they_name(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": 'add_executable(app a\\ b.cu c\\$d.cu "e\\"f.cu" ${CMAKE_CURRENT_SOURCE_DIR}/g\\;h.cu)\n',
+        "a b.cu": "", "c$d.cu": "", 'e"f.cu': "", "g;h.cu": "", "plain.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"a b.cu", "c$d.cu", 'e"f.cu', "g;h.cu"}

@@ -13,6 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from buildport.cli import main
@@ -106,3 +107,68 @@ def test_a_hung_engine_is_killed_with_its_children_after_the_timeout(tmp_path: P
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
     assert left == [], "the engine's children live on"
     assert (root / "a.cu").read_text() == GOOD
+
+
+def test_a_program_the_projects_configuration_names_inside_it_is_not_run(tmp_path: Path) -> None:
+    """Migrating an untrusted repository must not run its code: ``hipify = "tools/hipify-perl"`` is refused."""
+    root = project(tmp_path)
+    ran = tmp_path / "it-ran"
+    (root / "tools").mkdir()
+    (root / "tools" / "hipify-perl").write_text(f"#!/bin/sh\ntouch {ran}\n")
+    (root / "tools" / "hipify-perl").chmod(0o755)
+    (root / "buildport.toml").write_text('hipify = "tools/hipify-perl"\n')
+    done = CliRunner().invoke(main, ["migrate", str(root), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 2, done.output
+    assert "hipify = 'tools/hipify-perl' is a program inside the project" in done.output
+    assert "--hipify" in done.output and not ran.exists()
+    # named on the command line, it is the user's choice
+    done = CliRunner().invoke(main, ["migrate", str(root), "--out", str(tmp_path / "out2"),
+                                     "--hipify", str(root / "tools" / "hipify-perl")])
+    assert ran.exists()
+
+
+def test_a_relative_engine_path_in_the_configuration_is_the_project_roots(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    root = project(tmp_path)
+    tool = engine(tmp_path, CONVERT)  # tmp_path/bin/hipify-perl, beside the project
+    (root / "buildport.toml").write_text('hipify = "../bin/hipify-perl"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # relative to the working directory it would name nothing
+    done = CliRunner().invoke(main, ["migrate", str(root), "--out", str(tmp_path / "out")])
+    assert done.exit_code == 0, done.output
+    assert tool.exists() and "hipDeviceSynchronize" in (tmp_path / "out" / "a.cu").read_text()
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+def test_in_place_is_refused_when_git_cannot_be_run(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    _git(root, "init", "-q")
+    tool = engine(tmp_path, CONVERT)
+    done = CliRunner(env={"PATH": str(tmp_path / "bin")}).invoke(
+        main, ["migrate", str(root), "--in-place", "--hipify", str(tool), "--no-make-dry-run"])
+    assert done.exit_code == 2, done.output
+    assert "cannot tell whether the git work tree has uncommitted changes: git could not run" in done.output
+    assert (root / "Makefile").read_text() == MAKEFILE
+
+
+def test_in_place_is_refused_when_git_refuses_the_repository(tmp_path: Path) -> None:
+    """A repository of another owner: git says "dubious ownership" and answers nothing."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a folder to another owner needs root")
+    root = project(tmp_path)
+    _git(root, "init", "-q")
+    for folder, _dirs, files in os.walk(root):
+        for name in [folder, *(os.path.join(folder, f) for f in files)]:
+            os.chown(name, 54321, 54321)
+    done = CliRunner().invoke(main, ["migrate", str(root), "--hipify", str(engine(tmp_path, CONVERT))])
+    assert done.exit_code == 2, done.output
+    assert "cannot tell whether the git work tree has uncommitted changes: git refused the repository" in done.output
+    assert (root / "Makefile").read_text() == MAKEFILE
+    done = CliRunner().invoke(main, ["migrate", str(root), "--force", "--hipify", str(engine(tmp_path, CONVERT))])
+    assert done.exit_code == 0, done.output

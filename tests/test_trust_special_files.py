@@ -61,7 +61,10 @@ def test_audit_reports_a_named_pipe_as_not_audited(piped: Path) -> None:
 
 def test_migrate_out_leaves_a_named_pipe_behind_and_says_so(piped: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    done = buildport("migrate", str(piped), "--out", str(out), "--hipify", "/bin/false")
+    tool = tmp_path / "hipify-perl"  # an engine that gives each file back as it is
+    tool.write_text('#!/bin/sh\nfor a; do f=$a; done\ncat "$f"\n')
+    tool.chmod(0o755)
+    done = buildport("migrate", str(piped), "--out", str(out), "--hipify", str(tool))
     report = (out / "MIGRATION.md").read_text() if (out / "MIGRATION.md").exists() else ""
     assert "internal error" not in done.stderr
     assert "`CMakeLists.txt`: not copied: a named pipe" in report, done.stderr
@@ -89,3 +92,23 @@ def test_a_file_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
     assert f"{big}: error: larger than {MAX_FILE_BYTES >> 20} MiB" in done.stderr
     skipped = buildport("cmake", "--check", str(tmp_path))
     assert f"{big}: skipped: larger than" in skipped.stderr
+
+
+def test_a_folder_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skipped, as before, but said (as root, a mode of 000 does not stop reading: the refusal is made)."""
+    from buildport.runner import discover, is_cmake_file
+
+    (tmp_path / "closed").mkdir()
+    (tmp_path / "closed" / "CMakeLists.txt").write_text(CUDA)
+    (tmp_path / "CMakeLists.txt").write_text(CUDA)
+    real = os.scandir
+
+    def scandir(path: str = ".") -> object:
+        if str(path).endswith("closed"):
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    skipped: list[str] = []
+    assert [p.name for p in discover(tmp_path, is_cmake_file, skipped)] == ["CMakeLists.txt"]
+    assert skipped == [f"{tmp_path / 'closed'}: skipped: the folder cannot be read (Permission denied)"]

@@ -72,3 +72,19 @@ def test_root_given_as_a_link_is_followed(tmp_path: Path) -> None:
     link.symlink_to(project, target_is_directory=True)
     found = [p.name for p in discover(link, is_cmake_file)]
     assert "CMakeLists.txt" in found and "escape.cmake" not in found
+
+
+def test_a_symbolic_link_loop_is_skipped_not_an_internal_error(tmp_path: Path) -> None:
+    (tmp_path / "CMakeLists.txt").symlink_to("CMakeLists.txt")
+    (tmp_path / "a.cmake").symlink_to("b.cmake")
+    (tmp_path / "b.cmake").symlink_to("a.cmake")
+    (tmp_path / "real.cmake").write_text(CUDA)
+    for command in (["cmake", "--check"], ["audit"]):
+        done = subprocess.run([sys.executable, "-m", "buildport", *command, "--no-cache", str(tmp_path)],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert "internal error" not in done.stderr
+        assert done.returncode in (0, 1), done.stderr
+    done = subprocess.run([sys.executable, "-m", "buildport", "cmake", "--check", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    loops = [line for line in done.stderr.splitlines() if line.endswith("skipped: a symbolic link loop")]
+    assert len(loops) == 3 and done.returncode == 1, done.stderr

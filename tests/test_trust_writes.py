@@ -224,3 +224,17 @@ def test_killed_run_leaves_every_file_old_or_new(tmp_path: Path, template: dict[
     if sig != signal.SIGKILL:
         assert leftovers == [], "an interrupted run removes its temporary file"
     assert len(leftovers) <= 1
+
+
+def test_temporary_files_a_killed_run_left_are_removed_by_the_next_write(tmp_path: Path) -> None:
+    path = tmp_path / "CMakeLists.txt"
+    path.write_text(CUDA)
+    stale = tmp_path / f".CMakeLists.txt.0badf00d{TMP_SUFFIX}"
+    stale.write_text("half of a file")
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    fresh = tmp_path / f".other.cmake.12345678{TMP_SUFFIX}"  # another run's, being written now
+    fresh.write_text("")
+    done = subprocess.run([sys.executable, "-m", "buildport", "cmake", "-i", "-q", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert not stale.exists() and fresh.exists()
