@@ -54,3 +54,13 @@ def test_a_target_left_needing_cuda_at_configure_is_the_ports() -> None:
     """StringZilla's port left LINKER_LANGUAGE CUDA: CMake then wants CUDA's architectures for the target."""
     cmake = 'CMake Error in CMakeLists.txt:\n  CUDA_ARCHITECTURES is empty for target "stringzillas_cuda_static".\n'
     assert classify(cmake, CONFIGURE_RULES).cause == "build"
+
+
+def test_a_missing_target_of_the_projects_own_dependency_is_the_environments() -> None:
+    """StringZilla's forkunion submodule of another version defines no forkunion::header (its CUDA
+    original stops the same way); a CUDA or ROCm target that nothing defines stays the port's."""
+    theirs = ('CMake Error at CMakeLists.txt:563 (target_link_libraries):\n  Target "stringzillas_cpus_objects" '
+              "links to:\n\n    forkunion::header\n\n  but the target was not found.  Possible reasons include:\n")
+    assert classify(theirs, CONFIGURE_RULES).cause == "environment"
+    for ours in ("CUDA::cublas", "hip::hipfoo"):
+        assert classify(theirs.replace("forkunion::header", ours), CONFIGURE_RULES).cause == "build"

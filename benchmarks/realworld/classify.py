@@ -138,7 +138,10 @@ CONFIGURE_RULES = (
     _rule("rocm-library", "ROCm library not installed (its target is not defined)",
           rf'links to(?: target)?:?\s+"?(?:roc|hip)::(?:{_ROCM})"?\s+but the target was not found'),
     _rule("build", "target used that nothing defines",
-          r'links to(?: target)?:?\s+"?(?:hip|roc|HIP)::[^"\s]+"?\s+but the target was not found'),
+          r'links to(?: target)?:?\s+"?(?:hip|roc|HIP|CUDA|cuda)::[^"\s]+"?\s+but the target was not found'),
+    _rule("environment", "a target of the project's own dependency is missing (a submodule of another version)",
+          r'links to(?: target)?:?\s+"?(?!CUDA::|cuda::|hip::|roc::|HIP::)[A-Za-z_][\w-]*::[^"\s]+"?\s+'
+          r"but the target was not found"),
     _rule("build", "HIP package not found", r'provided by\s+"(?:hip|HIP|hip-lang)"'),
     _rule("environment", "system package not installed", r"Could NOT find \w+|Could not find a package configuration file"),
     _rule("environment", "a submodule the snapshot lacks", r"submodule"),

@@ -521,6 +521,17 @@ def _short(text: str, limit: int = 110) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _reclassified(side: dict[str, Any], log: Path) -> dict[str, Any]:
+    """``side`` with a configure failure classified by today's rules from its log (the rules learn from
+    later runs; the log is what CMake said)."""
+    if side["configured"] or not log.is_file():
+        return side
+    cause = classify(log.read_text(errors="replace"), CONFIGURE_RULES)
+    if cause.cause == "unknown":
+        return side
+    return {**side, "configure_cause": cause.cause, "configure_reason": cause.reason, "first_blocker": cause.cause}
+
+
 def table(work: Path, projects: list[Project]) -> tuple[str, Counter[str]]:
     rows, totals = [], Counter()
     blocker_rows = []
@@ -530,7 +541,7 @@ def table(work: Path, projects: list[Project]) -> tuple[str, Counter[str]]:
             rows.append(f"| {project.name} | {project.build} | not run | | | | |")
             continue
         data = json.loads(path.read_text())
-        hip = data["hip"]
+        hip = _reclassified(data["hip"], work / project.name / "hip-build.log")
         original = work / project.name / "original.json"
         cuda = json.loads(original.read_text())["cuda"] if original.is_file() else None
         causes = Counter(hip.get("causes", {}))
