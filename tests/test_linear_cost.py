@@ -132,3 +132,25 @@ def test_word_changes_are_made_as_one_by_one(old: str, cuts: list[tuple[int, int
             continue
         changes.append((start, min(start + width, len(old)), new))
     assert word_changes_applied(old, quote, changes) == _word_changes_one_by_one(old, quote, changes)
+
+
+def test_deeply_nested_defines_cost_no_more_stack_copies_than_their_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan copies the parser's stack at each step it has not seen: with thousands of nested
+    defines that was quadratic in the depth (4,000 levels: seconds). Past a few dozen levels the
+    scan hands the file to Lark's parser, whose stack is a list."""
+    from buildport.syntax import make_scan
+
+    copied = {"states": 0, "steps": 0}
+    real = make_scan.Tables.step
+
+    def step(self: Any, config: Any, kind: str) -> Any:
+        copied["states"] += len(config.stack)
+        copied["steps"] += 1
+        return real(self, config, kind)
+
+    monkeypatch.setattr(make_scan.Tables, "step", step)
+    depth = 2000
+    text = "".join(f"define V{i}\n" for i in range(depth)) + "nvcc a.cu\n" + "endef\n" * depth
+    tree = parse_make(text, "nested.mk")
+    assert str(tree) == text
+    assert copied["states"] <= 64 * 4 * depth, copied  # was about depth² / 2

@@ -61,6 +61,9 @@ _OPENERS = frozenset({"DEFINE_KW", "BODY_DEFINE"})
 
 #: Beyond this many remembered parser stacks (deeply nested defines), new ones are not kept.
 _MAX_STACKS = 5000
+#: The deepest nesting of define blocks the scan reads: its stacks are tuples copied at each step, so
+#: a file of thousands of nested defines would cost time quadratic in their depth; Lark's parser reads it.
+_DEEPEST = 64
 
 
 class Config:
@@ -446,6 +449,8 @@ def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tupl
                 closed = True
             if opens:
                 opened.append(len(out))
+                if len(opened) > _DEEPEST:
+                    return None  # each step copies the stack: Lark's own parser is linear in the depth
             elif kind in watch and not opened:
                 marks.append(base + len(out))
             append((kind, pos, end))
@@ -459,6 +464,8 @@ def scan(text: str, tables: Tables, watch: frozenset[str] = frozenset()) -> tupl
                 closed = True
             if opens:
                 opened.append(len(out))
+                if len(opened) > _DEEPEST:
+                    return None
             elif kind in watch and not opened:
                 marks.append(base + len(out))
             append((kind, pos, token_end))
