@@ -19,10 +19,10 @@ from buildport.passes.base import Context, Pass, gather_file_facts, gather_targe
 from buildport.passes.cmake_project import FindHip, FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
-from buildport.prescan import may_need_cmake_port
+from buildport.prescan import may_need_cmake_port, names_cuda_beyond_flags
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER
-from buildport.syntax.cmake import parse_cmake
+from buildport.syntax.cmake import Command, parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.textio import spliced
 
@@ -61,6 +61,8 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     tree = parse_cmake(text, path, cut=hot)
     if not hot:
         return Result(path, text, text)  # no rule can fire: parsed only, to reject bad input
+    if _host_project(tree.commands(), text):
+        return Result(path, text, text)
     ctx = Context(path, tree, options, Edits(tree))
     gather_file_facts(ctx)
     if ctx.facts.has_hip_already is not None or ctx.facts.language_variable is not None:
@@ -75,7 +77,11 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     gather_target_facts(ctx)
     for rewrite in CMAKE_PASSES:
         rewrite.run(ctx)
-    new, regions = ctx.edits.rendered() if not ctx.edits.empty else (text, [])
+    try:
+        new, regions = ctx.edits.rendered() if not ctx.edits.empty else (text, [])
+    except ParseError as exc:  # a line a pass wrote is not CMake: buildport's error, not one of the file's text
+        raise UnstableRewrite(f"{path}: the rewrite produced a line that is not CMake ({exc.message}: "
+                              f"{exc.source_line.strip()})") from None
     result = Result(path, text, new, ctx.findings, set(ctx.facts.packages), regions=regions)
     del ctx, tree  # the tree is not kept while the new text is read
     if verify and new != text:
@@ -88,6 +94,15 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
         result.rerun = again
     return result
+
+
+def _host_project(commands: list[Command], text: str) -> bool:
+    """Whether the file is a project of host languages alone: its ``project()`` names no CUDA (a word of
+    :func:`~buildport.prescan.names_cuda_beyond_flags`), and nothing else in it says CUDA but nvcc-only
+    flags. Its compilers are the host's, and those flags theirs (``-Xcompiler -Wall`` given to g++ is
+    the project's own error, or a compiler set elsewhere): the file is left as it is, byte for byte.
+    A file without ``project()`` (a subdirectory's) may be part of a CUDA project: its flags are ported."""
+    return any(c.identifier == "project" for c in commands) and not names_cuda_beyond_flags(text)
 
 
 def _nothing_to_port(ctx: Context) -> bool:

@@ -169,7 +169,14 @@ def _apply(flag: Flag, value: str | None, word: str, result: Translation, index:
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         # $(subst $(space),$(comma),X): the words of X, which clang takes as they are
-        return [_comma_joined(part) or part for part in _host_words(value)]
+        host = [_comma_joined(part) or part for part in _host_words(value)]
+        if any(is_nvcc_only(part) for part in host) or translate(host, [], clang=clang).changed:
+            # an nvcc option given to the host compiler (-Xcompiler -G) is the build's own error; made a flag of
+            # clang's, a second run would read it as nvcc's and translate it again
+            message = f"`{word} {value}`: an nvcc option given to the host compiler; left as is"
+            result.notes.append((index, "nvcc-flag", message))
+            return None
+        return host
     if flag.action == "xlinker":
         assert value is not None
         return [f"-Wl,{value}"]

@@ -78,8 +78,22 @@ def cmake_trigger() -> WordSearch:
 
 def tables_changed() -> None:
     """Rows were added to the tables (a project's buildport.toml): build the searches again."""
-    global _trigger, _residue, _residue_only_words
-    _trigger = _residue = _residue_only_words = None
+    global _trigger, _residue, _residue_only_words, _beyond_flags
+    _trigger = _residue = _residue_only_words = _beyond_flags = None
+
+
+_beyond_flags: WordSearch | None = None
+
+
+def names_cuda_beyond_flags(text: str) -> bool:
+    """Whether ``text`` holds a word a CMake rule fires on that is no nvcc-only flag's spelling: the
+    CUDA language, a ``.cu`` source, a CUDA package, variable, command or library. Where the only
+    such words are flags (``-Xcompiler``), nothing says that nvcc reads them. A rule, never
+    switched off (:func:`disabled`)."""
+    global _beyond_flags
+    if _beyond_flags is None:
+        _beyond_flags = trigger(w for w in cmake_words() if w not in UNAMBIGUOUS)
+    return _beyond_flags.found_in_any_case(text)
 
 
 _residue: WordSearch | None = None

@@ -14,7 +14,8 @@ Region = tuple[int, int, int, int]
 
 
 class UnstableRewrite(Exception):
-    """A second run over buildport's own output would change it again: a bug."""
+    """A second run over buildport's own output would change it again, or the output is not valid in its
+    language (a line a pass wrote): a bug of buildport's, reported against the file being ported."""
 
 
 class Result:

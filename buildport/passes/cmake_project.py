@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import textwrap
 
-from buildport.cmake_args import translate_flag_words, value_of
+from buildport.cmake_args import inner, translate_flag_words, value_of, word_spans
 from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
+from buildport.passes.cmake_text import renamed
 from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
 from buildport.rules.cmake import (
     CMAKE_DEFAULT_STANDARD, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
@@ -322,13 +323,54 @@ class LegacyCommands:
         if "OPTIONS" not in values:
             return
         at = values.index("OPTIONS")
-        options = [ctx.edits.text_of(a) for a in args[at + 1 :]]
+        words = [(arg.start, word) for arg in args[at + 1 :] for word in _quoted_words(ctx.edits.text_of(arg))]
         for arg in args[at:]:
             ctx.edits.remove(arg)
-        translated, _ = translate_flag_words(options, [])
-        kept = " ".join(o if t is None else t for o, t in zip(options, translated) if (o if t is None else t))
+        translated, _ = translate_flag_words([word for _, word in words], [])
+        # renamed here as the Names pass renames arguments: it never reads these, a second run would
+        kept = [renamed(ctx, w, start) for (start, old), new in zip(words, translated)
+                for w in ([old] if new is None else new.split())]
         if kept:
-            ctx.edits.insert_after(command, f'target_compile_options({args[0].value} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:{kept.replace(" ", ";")}>")')
+            body = ";".join(_in_genex(w) for w in kept)
+            line = f'target_compile_options({args[0].value} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:{body}>")'
+            ctx.edits.insert_after(command, line)
+
+
+def _quoted_words(text: str) -> list[str]:
+    """The words of an argument as they are written inside a quoted argument: the new command holds them
+    in one (``"-DX=("`` gives ``-DX=(``, not its quotes, which would end that argument; an unquoted
+    argument's bare ``"`` is escaped). A quoted argument's blanks part words too: the flags are translated
+    word by word (``"-Xcompiler -fPIC"``)."""
+    quote, content, _ = inner(text)
+    if not quote:
+        content = _BARE_QUOTE.sub(lambda m: m.group(1) or '\\"', content)
+    return [content[a:b] for a, b in word_spans(content, " \t;" if quote else ";")]
+
+
+#: An escape sequence (kept as it is) or a quote that no backslash escapes.
+_BARE_QUOTE = re.compile(r'(\\.)|"')
+
+
+def _in_genex(word: str) -> str:
+    """``word`` as the value of a generator expression: a ``>`` that closes none of its own (``-DX=a>b``)
+    would end the outer one there, and is written ``$<ANGLE-R>``."""
+    if ">" not in word:
+        return word
+    stray: list[int] = []
+    depth = 0
+    for m in _GENEX_MARK.finditer(word):
+        if m.group() == "$<":
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            stray.append(m.start())
+    for at in reversed(stray):
+        word = word[:at] + "$<ANGLE-R>" + word[at + 1 :]
+    return word
+
+
+_GENEX_MARK = re.compile(r"\$<|>")
 
 
 def _nvcc_flags_line(ctx: Context, target: str) -> str:

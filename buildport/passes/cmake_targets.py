@@ -330,6 +330,24 @@ _PROPERTY_COMMANDS = frozenset({
 })
 
 
+def _property_names(identifier: str, values: list[str]) -> list[tuple[int, int]]:
+    """Where a property command names properties: each name's index and how many values follow it. Only
+    those places hold names; a value is never read as one (``CUDA_STANDARD CUDA_STANDARD_REQUIRED`` sets
+    CUDA_STANDARD to a word; read as two names, the port's ``HIP_STANDARD CUDA_STANDARD_REQUIRED`` would be
+    ported again)."""
+    if identifier in ("set_property", "get_property"):
+        if "PROPERTY" not in values[:-1]:
+            return []
+        at = values.index("PROPERTY") + 1
+        return [(at, len(values) - at - 1 if identifier == "set_property" else 0)]
+    if identifier == "get_target_property":
+        return [(2, 0)] if len(values) > 2 else []
+    if "PROPERTIES" not in values:
+        return []
+    first = values.index("PROPERTIES") + 1  # then name, value, name, value...
+    return [(i, min(1, len(values) - i - 1)) for i in range(first, len(values), 2)]
+
+
 #: A reference to a variable that holds CUDA's include directories: those the table renames to HIP_INCLUDE_DIRS.
 _CUDA_INCLUDE_VARS = re.compile(
     r"\$\{(?:" + "|".join(re.escape(name) for name, new in VARIABLES.items() if new == "HIP_INCLUDE_DIRS") + r")\}")
@@ -446,37 +464,35 @@ class Properties:
     def _properties(self, ctx: Context, command: Command, args: list[Leaf]) -> None:
         values = [a.value for a in args]
         targets = values[: values.index("PROPERTIES")] if "PROPERTIES" in values else values[1:2]
-        i = 0
-        while i < len(args):
+        for i, count in _property_names(command.identifier, values):
             value = args[i].value
-            if value in LANGUAGE_PROPERTIES and i + 1 < len(args) and args[i + 1].value == "CUDA":
-                ctx.edits.replace(args[i + 1], "HIP")
+            given = args[i + 1 : i + 1 + count]  # the property's values
+            if value in LANGUAGE_PROPERTIES and given and given[0].value == "CUDA":
+                ctx.edits.replace(given[0], "HIP")
                 if value != "LANGUAGE":  # (a source's language is reported where .cu files are marked)
-                    ctx.report(args[i + 1].start, "cmake-property", Severity.INFO, f"{value} CUDA → HIP",
+                    ctx.report(given[0].start, "cmake-property", Severity.INFO, f"{value} CUDA → HIP",
                                fixable=True, replacement="HIP")
             new = PROPERTIES.get(value)
             if new is None:
-                i += 1
                 continue
-            has_value = command.identifier not in ("get_target_property", "get_property") and i + 1 < len(args)
-            if value == "CUDA_SEPARABLE_COMPILATION" and has_value:
-                if value_of(args[i + 1].value).upper() in ("ON", "TRUE", "1", "YES"):
+            if value == "CUDA_SEPARABLE_COMPILATION" and given:
+                if value_of(given[0].value).upper() in ("ON", "TRUE", "1", "YES"):
                     for target in targets:
                         if target not in ("TARGET", "PROPERTY", "APPEND", "APPEND_STRING"):
                             self._rdc(ctx, command, target)
             if new:
                 ctx.edits.replace(args[i], new)
-                if value == "CUDA_ARCHITECTURES" and has_value:
-                    ctx.edits.replace(args[i + 1], '"${CMAKE_HIP_ARCHITECTURES}"')
+                if value == "CUDA_ARCHITECTURES" and given:
+                    ctx.edits.replace(given[0], '"${CMAKE_HIP_ARCHITECTURES}"')
+                    for later in given[1:]:  # set_property(... CUDA_ARCHITECTURES 70 80): one list
+                        ctx.edits.remove(later)
             elif command.identifier == "set_property":
                 ctx.edits.remove_command(command)
             else:
-                ctx.edits.remove(args[i])
-                if has_value:
-                    ctx.edits.remove(args[i + 1])
+                for arg in (args[i], *given):
+                    ctx.edits.remove(arg)
             ctx.report(args[i].start, "cmake-property", Severity.INFO, f"{value} → {new or '(removed)'}",
                        fixable=True, replacement=new)
-            i += 2 if has_value else 1
         self._drop_empty(ctx, command, args)
 
     @staticmethod

@@ -6,7 +6,7 @@ import re
 
 from buildport.cmake_args import inner, rename_refs, translate_flag_words, value_of, word_spans
 from buildport.findings import Severity
-from buildport.nvcc import is_nvcc_only
+from buildport.nvcc import is_nvcc_only, split_flag
 from buildport.passes.base import Context
 from buildport.rules.cmake import (
     COMPILER_IDS, FLAG_COMMANDS, FLAG_VARIABLES, GENEX_RENAMES, LANGUAGE_GENEX, LEGACY_SWITCHES,
@@ -40,7 +40,13 @@ def flag_arguments(command: Command, hip_targets: set[str] | frozenset[str] = fr
         options = [a for a in args[skip:] if a.value not in _SCOPES]
         if skip and args and args[0].value in hip_targets:
             return options
-        return [a for a in options if _cuda_option(a.value)]
+        chosen: list[Leaf] = []
+        for i, arg in enumerate(options):
+            # an nvcc flag's value may be the next argument (-Xcompiler -Wall): the two are read together
+            if _cuda_option(arg.value) or (i and chosen and chosen[-1] is options[i - 1]
+                                           and _wants_next(options[i - 1].value)):
+                chosen.append(arg)
+        return chosen
     values = [a.value for a in args]
     if name == "set" and values:
         body = [a for a in args[1:] if a.value not in ("CACHE", "PARENT_SCOPE", "FORCE")]
@@ -61,6 +67,22 @@ def _cuda_option(text: str) -> bool:
         return True
     content = content.removeprefix("SHELL:")
     return any(is_nvcc_only(content[a:b]) for a, b in word_spans(content, " \t;" if quote else ";"))
+
+
+def _wants_next(text: str) -> bool:
+    """Whether the argument ``text`` ends in an nvcc flag that takes the next word as its value
+    (``-Xcompiler``, not ``-Xcompiler=-Wall``)."""
+    quote, content, _ = inner(text)
+    spans = word_spans(content.removeprefix("SHELL:"), " \t;" if quote else ";")
+    if not spans:
+        return False
+    a, b = spans[-1]
+    flag, value = split_flag(content.removeprefix("SHELL:")[a:b])
+    return flag is not None and value is None and flag.action in _VALUED
+
+
+#: What a flag does that takes a value (see :func:`buildport.nvcc.translate`).
+_VALUED = frozenset({"value", "arch", "xcompiler", "xlinker"})
 
 
 def _is_flag_list(variable: str, args: list[Leaf]) -> bool:
@@ -255,12 +277,19 @@ def _apply_word_changes(ctx: Context, leaf: Leaf, changes: list[tuple[int, int, 
     text = word_changes_applied(old, quote, changes)
     if not quote and ";" in text and "$<" in text and ";" not in old:
         text = f'"{text}"'  # a genex body that became a list must stay one argument
+    elif not quote and _NOT_UNQUOTED.search(text):
+        text = f'"{text}"'  # a word from a quoted argument (-Xcompiler "-DX=(") that no unquoted one may hold
     if text == "" and not quote:
         ctx.edits.remove(leaf)
     else:
         ctx.edits.replace(leaf, text)
     ctx.report(leaf.start, "cmake-nvcc-flag", Severity.INFO, f"{old} → {text or '(removed)'}", fixable=True,
                replacement=text)
+
+
+#: What an unquoted argument cannot hold unescaped: parentheses, ``#`` (blanks part the new words, as they
+#: should: ``-x cu`` → ``-x hip``).
+_NOT_UNQUOTED = re.compile(r"(?<!\\)[()#]")
 
 
 def word_changes_applied(old: str, quote: str, changes: list[tuple[int, int, str]]) -> str:
@@ -368,49 +397,59 @@ class Names:
 
     def _argument(self, ctx: Context, arg: Leaf) -> None:
         text = ctx.edits.text_of(arg)
-        if arg.type == "BRACKET_ARG" or ("CUDA" not in text and "cuda" not in text and "NVIDIA" not in text):
+        if arg.type == "BRACKET_ARG":
             return
-        new = text
-        bare = VARIABLES.get(text)
-        if bare:  # the variable named as a word: set(CMAKE_CUDA_FLAGS ...), if(CUDA_FOUND)
-            new = bare
-        elif text in REPORTED_VARIABLES:  # if(CUDAToolkit_VERSION VERSION_LESS 11): the CUDA branch is no guide
-            ctx.report(arg.start, "cmake-cuda-variable", Severity.WARNING, f"{text}: {REPORTED_VARIABLES[text]}")
-        elif text.startswith("ENV{") and text[4:-1] in CUDA_ENV_VARS:  # if(DEFINED ENV{CUDA_PATH})
-            new = "ENV{ROCM_PATH}"
-        for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
-            new = new.replace(cuda, hip)
-        new = rename_refs(new, lambda kind, name: self._ref(ctx, arg, kind, name))
-        new = _genex(new)
-        new = self._paths(ctx, new)
+        new = renamed(ctx, text, arg.start)
         if new != text:
             ctx.edits.replace(arg, new)
-            if "${ROCM_PATH}" in new:
-                ctx.facts.uses_rocm_path = True
             ctx.report(arg.start, "cmake-name", Severity.INFO, f"{text} → {new}", fixable=True, replacement=new)
 
-    @staticmethod
-    def _ref(ctx: Context, arg: Leaf, kind: str, name: str) -> str | None:
-        if kind == "ENV":
-            return "$ENV{ROCM_PATH}" if name in CUDA_ENV_VARS else None
-        if name in REPORTED_VARIABLES:
-            ctx.report(arg.start, "cmake-cuda-variable", Severity.WARNING, f"${{{name}}}: {REPORTED_VARIABLES[name]}")
-            return None
-        new = VARIABLES.get(name)
-        if not new:
-            return None
-        return f"${kind}{{{new}}}" if kind else f"${{{new}}}"
 
-    @staticmethod
-    def _paths(ctx: Context, text: str) -> str:
-        def root(m: re.Match[str]) -> str:
-            return "${ROCM_PATH}"
+def renamed(ctx: Context, text: str, at: int) -> str:
+    """``text``, an argument's (the user's, at offset ``at``), with the CUDA names in it renamed as :class:`Names`
+    renames them: also for an argument a pass copies into a line of its own, which Names never reads, and a
+    second run would (``cuda_add_executable(... OPTIONS $<$<COMPILE_LANGUAGE:CUDA>:-G>)``)."""
+    if "CUDA" not in text and "cuda" not in text and "NVIDIA" not in text:
+        return text
+    new = text
+    bare = VARIABLES.get(text)
+    if bare:  # the variable named as a word: set(CMAKE_CUDA_FLAGS ...), if(CUDA_FOUND)
+        new = bare
+    elif text in REPORTED_VARIABLES:  # if(CUDAToolkit_VERSION VERSION_LESS 11): the CUDA branch is no guide
+        ctx.report(at, "cmake-cuda-variable", Severity.WARNING, f"{text}: {REPORTED_VARIABLES[text]}")
+    elif text.startswith("ENV{") and text[4:-1] in CUDA_ENV_VARS:  # if(DEFINED ENV{CUDA_PATH})
+        new = "ENV{ROCM_PATH}"
+    for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
+        new = new.replace(cuda, hip)
+    new = rename_refs(new, lambda kind, name: _ref(ctx, at, kind, name))
+    new = _genex(new)
+    new = _paths(new)
+    if "${ROCM_PATH}" in new and new != text:
+        ctx.facts.uses_rocm_path = True
+    return new
 
-        new = CUDA_ROOT_LITERAL.sub(root, text)
-        if new != text or "${ROCM_PATH}" in new:
-            for cuda, rocm in SUBPATHS.items():
-                new = new.replace("${ROCM_PATH}" + cuda, "${ROCM_PATH}" + rocm)
-        return new
+
+def _ref(ctx: Context, at: int, kind: str, name: str) -> str | None:
+    if kind == "ENV":
+        return "$ENV{ROCM_PATH}" if name in CUDA_ENV_VARS else None
+    if name in REPORTED_VARIABLES:
+        ctx.report(at, "cmake-cuda-variable", Severity.WARNING, f"${{{name}}}: {REPORTED_VARIABLES[name]}")
+        return None
+    new = VARIABLES.get(name)
+    if not new:
+        return None
+    return f"${kind}{{{new}}}" if kind else f"${{{new}}}"
+
+
+def _paths(text: str) -> str:
+    def root(m: re.Match[str]) -> str:
+        return "${ROCM_PATH}"
+
+    new = CUDA_ROOT_LITERAL.sub(root, text)
+    if new != text or "${ROCM_PATH}" in new:
+        for cuda, rocm in SUBPATHS.items():
+            new = new.replace("${ROCM_PATH}" + cuda, "${ROCM_PATH}" + rocm)
+    return new
 
 
 #: ROCM_PATH from the environment, else the root of hipcc, looked for in /opt/rocm/bin first and then on PATH

@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 from dataclasses import dataclass, field
 
 from buildport.findings import Finding, Severity
@@ -20,9 +21,11 @@ from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
 from buildport.rules.flags import BY_NAME
 from buildport.rules.libraries import BY_LINK_NAME, WORD_RENAMES
 from buildport.rules.make import (
+    DIR_VARIABLES,
     FLAG_VARIABLE,
     HOST_LINKERS,
     HIPCC_WORD,
+    LOCATED_HIPCC,
     NVCC_LOCATED,
     NVCC_WORD,
     PLATFORM_HINTS,
@@ -49,7 +52,6 @@ from buildport.syntax.make_words import Span, iter_references, iter_words
 _ADDPREFIX_XCOMPILER = re.compile(r"^\$[({]addprefix\s+(?:-Xcompiler|--compiler-options)\s*,(.*)[)}]$", re.S)
 _EVAL_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\+=|:=|\?=|=)\s*(.*?)\s*$", re.S)
 _HIP_ARCH = "$(HIP_ARCH_FLAGS)"
-_LOCATED_HIPCC = "$(if $(shell command -v $(firstword $(HIPCC)) 2>/dev/null),$(HIPCC))"
 
 
 @dataclass(slots=True)
@@ -330,28 +332,98 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
 
 
 def _command(ctx: MakeContext, span: Span) -> None:
-    """A shell command: flags count after an nvcc invocation."""
+    """A recipe's command line: each nvcc it launches is ported with the flags of its own shell command
+    (:func:`_pieces`); the other programs' words only as nvcc flags where one of them is nvcc's alone."""
     inert = _inert_words(span.of(ctx.text))
     if inert and not ctx.relocatable:
         return  # a line that launches a compiler variable with nothing to change: $(CC) -O2 -c a.c
     spans = list(iter_words(ctx.text, span.start, span.end))
     words = [s.of(ctx.text) for s in spans]
-    start = next(
-        (i for i, w in enumerate(words) if _is_nvcc(ctx, w.lstrip("@-+")) and command_position(words, i)), None
-    )
-    if start is not None and ctx.relocatable and _links_objects(words[start + 1 :]):
-        # nvcc links the device code of -dc objects by itself; clang needs to be told (PORTING-FACTS)
-        ctx.replace(Span(spans[-1].end, spans[-1].end), " " + _DEVICE_LINK)
-        ctx.report(spans[start].start, "make-nvcc-flag", Severity.INFO,
-                   f"a link of objects compiled with -dc → {_DEVICE_LINK} added, for the device code",
-                   fixable=True, replacement=_DEVICE_LINK)
+    launches = _launches(ctx, words)
+    if ctx.relocatable:
+        _device_links(ctx, spans, words, launches)
     if inert:
         return
-    if start is None:
-        _words(ctx, spans, flags=any(is_nvcc_only(w) for w in words), command=False, variable="")
-        return
-    _words(ctx, spans[:start], flags=False, command=False, variable="")
-    _words(ctx, spans[start:], flags=True, command=True, variable="")
+    for begin, end in _pieces(words, launches):
+        piece = [_before_separator(ctx.text, span) for span in spans[begin:end]]
+        piece = [span for span in piece if span.start < span.end]
+        if begin in launches:  # the compiler and the words it is given
+            _words(ctx, piece, flags=True, command=True, variable="", at=0)
+        else:  # another program, or what comes before the compiler: nvcc flags only if one says so
+            _words(ctx, piece, flags=any(is_nvcc_only(w) for w in words[begin:end]), command=False, variable="")
+
+
+def _device_links(ctx: MakeContext, spans: list[Span], words: list[str], launches: list[int]) -> None:
+    """nvcc links the device code of -dc objects by itself; clang needs to be told (PORTING-FACTS): each
+    shell command of the line that links objects with the GPU compiler, nvcc or the hipcc a port made of it
+    (so that a second run reads the same commands), gets the flags after its last word."""
+    for begin, end in _pieces(words, launches):
+        compiler = next((i for i in range(begin, end) if i in launches or (
+            _names_gpu_compiler(words[i].lstrip("@-+")) and command_position(words, i))), None)
+        if compiler is None:
+            continue
+        last = end - 1
+        while last > compiler and words[last] in _SEPARATORS:
+            last -= 1
+        command = [words[i][: len(words[i]) - len(_separator_end(words[i]))] for i in range(compiler + 1, last + 1)]
+        if not _links_objects(command):
+            continue
+        at = _before_separator(ctx.text, spans[last]).end
+        ctx.replace(Span(at, at), " " + _DEVICE_LINK)
+        ctx.report(spans[compiler].start, "make-nvcc-flag", Severity.INFO,
+                   f"a link of objects compiled with -dc → {_DEVICE_LINK} added, for the device code",
+                   fixable=True, replacement=_DEVICE_LINK)
+
+
+def _pieces(words: list[str], launches: list[int]) -> list[tuple[int, int]]:
+    """The words of a command line cut where a shell command ends (after ``&&``, ``;``, ``|``...: what
+    another program is given, ``&& echo -dc``, is no nvcc flag) and where a compiler starts: every
+    launch is ported alike, the first or not (``$(CC) -o app app.cu && nvcc --version``: a nvcc left
+    for the second run to port is not stable)."""
+    cuts = {0, len(words), *launches}
+    cuts.update(i + 1 for i, word in enumerate(words) if word in _SEPARATORS or _separator_end(word))
+    return list(pairwise(sorted(cuts)))
+
+
+def _separator_end(word: str) -> str:
+    """The separator that ends ``word`` (``a.cu;``), if any: not an escaped one (``-exec rm {} \\;``)."""
+    for separator in _SEPARATOR_ENDS:
+        if word.endswith(separator) and not word.endswith("\\" + separator):
+            return separator
+    return ""
+
+
+def _before_separator(text: str, span: Span) -> Span:
+    """A word's span without the separator that ends it: ``-arch=sm_70;`` is ported as ``-arch=sm_70``, and
+    the shell still finds its command's end after the new words."""
+    word = span.of(text)
+    if word in _SEPARATORS:
+        return Span(span.start, span.start)
+    return Span(span.start, span.end - len(_separator_end(word)))
+
+
+#: What ends a shell command: a word of its own, or the end of a word (``a.cu;``).
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&"})
+_SEPARATOR_ENDS = (";", "&&", "||")
+
+
+def _launches(ctx: MakeContext, words: list[str]) -> list[int]:
+    """Where the words of a command line run nvcc (or a compiler variable), each launch. The words after a
+    compiler (:func:`_names_gpu_compiler` too), up to the end of its shell command, are its arguments, not
+    programs it runs: ``nvcc nvcc``, and the ``$(HIPCC) nvcc`` it becomes (``$(X) nvcc`` runs nvcc only where
+    ``X`` is not itself a compiler); ``nvcc -dc nvcc``, and the ``-c nvcc`` it becomes (``sh -c nvcc``)."""
+    launches: list[int] = []
+    in_compiler = False  # whether the words are a compiler's arguments
+    for i, word in enumerate(words):
+        bare = word.lstrip("@-+")
+        if not in_compiler and _is_nvcc(ctx, bare) and command_position(words, i):
+            launches.append(i)
+            in_compiler = True
+        elif not in_compiler:
+            in_compiler = _names_gpu_compiler(bare)
+        if word in _SEPARATORS or _separator_end(word):
+            in_compiler = False
+    return launches
 
 
 #: What a link of objects with relocatable device code needs from clang.
@@ -396,16 +468,32 @@ def _is_nvcc(ctx: MakeContext, word: str) -> bool:
     return bool(NVCC_WORD.match(root_paths(word))) or (m is not None and m.group(1) in ctx.facts.compiler_vars)
 
 
+def _names_gpu_compiler(word: str) -> bool:
+    """Whether ``word`` names nvcc or hipcc by name or path, before its port or after it
+    (``$(CUDA_PATH)/bin/nvcc``, which becomes ``$(ROCM_PATH)/bin/hipcc``): a rule read again reads the same."""
+    return NVCC_WORD.match(word) is not None or HIPCC_WORD.match(word) is not None
+
+
 def _define(ctx: MakeContext, line: Define, scan: Prescan) -> None:
     """A define body is make code once evaluated: each of its lines is ported like a command
     (those that hold a word a rule looks for: on another line, as on a recipe line, none can fire)."""
     body = line.body
     pos = body.start
+    prefixes = _recipe_prefixes(ctx)
     for raw in line.body_text.splitlines(keepends=True):
         end = pos + len(raw.rstrip("\r\n"))
         if scan.hot(pos, end):
-            _command(ctx, Span(pos, end))
+            _command(ctx, Span(pos + 1 if raw[:1] in prefixes else pos, end))
         pos += len(raw)
+
+
+def _recipe_prefixes(ctx: MakeContext) -> frozenset[str]:
+    """The characters the file makes recipe prefixes besides the tab (``.RECIPEPREFIX = >``): a define body's
+    ``>nvcc ...`` is a recipe line once evaluated, whose command starts after the prefix."""
+    if not ctx.text_holds(".RECIPEPREFIX"):
+        return frozenset()
+    return frozenset(value.of(ctx.text)[:1] for _, name, value in ctx.tree.variables().values()
+                     if name == ".RECIPEPREFIX") - {""}
 
 
 def _foreach_eval(ctx: MakeContext, line: Expansion) -> bool:
@@ -435,16 +523,20 @@ def _foreach_eval(ctx: MakeContext, line: Expansion) -> bool:
     return True
 
 
-def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, variable: str) -> bool:
-    """Port a run of words; true when every word was removed."""
+def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, variable: str,
+           at: int | None = None) -> bool:
+    """Port a run of words; true when every word was removed. With ``command``, the word at ``at`` runs the
+    compiler (by default :func:`_compiler_at`)."""
     if not spans:
         return False
     words = [s.of(ctx.text) for s in spans]
     new: list[list[str] | None] = [None] * len(words)
     current = list(words)
     runtime_seen = define_seen = False
-    # the compiler word: the first, or the first after prefixes ($(PREFIX) nvcc, ccache nvcc)
-    at = next((i for i, w in enumerate(words[:4]) if NVCC_WORD.match(root_paths(w))), 0) if command else -1
+    if not command:
+        at = -1
+    elif at is None:
+        at = _compiler_at(words)
     for i, word in enumerate(words):
         changed = _word(ctx, word, i == at, spans[i].start, flags)
         if changed.endswith("-lamdhip64") and changed != word:
@@ -480,6 +572,17 @@ def _words(ctx: MakeContext, spans: list[Span], *, flags: bool, command: bool, v
         if words_i is not None:
             _replace_word(ctx, span, " ".join(words_i), spans[0].start - 1)
     return all(w is not None and not " ".join(w) for w in new)
+
+
+def _compiler_at(words: list[str]) -> int:
+    """The compiler word of a compiler variable's value: the first, or the first after prefixes
+    (``$(PREFIX) nvcc``, ``ccache nvcc``). Hipcc counts as well as nvcc, so that in ``$(HIPCC) nvcc``,
+    what ``nvcc nvcc`` becomes, the second word stays the argument it was."""
+    for i, word in enumerate(words[:4]):
+        path = root_paths(word)
+        if NVCC_WORD.match(path) or HIPCC_WORD.match(path):
+            return i
+    return 0
 
 
 #: Where a variable holds library names that a link line turns into -l flags: -l$(LIB), $(LIBS:%=-l%),
@@ -567,9 +670,10 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
     if ctx.text_holds("hpc_sdk") and "/" in word:
         ported = _nvhpc_path(ctx, new, offset)
         nvhpc, new = ported != new, ported
-    if command and (NVCC_WORD.match(new) or new.endswith("/bin/hipcc")):
+    program = new.lstrip("@-+") if command else new  # @nvcc: the recipe's prefixes stay (silent, ignore errors)
+    if command and (NVCC_WORD.match(program) or program.endswith("/bin/hipcc")):
         # nvcc located by the shell is empty where it is not installed (a CPU-only build): so is hipcc
-        hipcc = _LOCATED_HIPCC if NVCC_LOCATED.match(new) else "$(HIPCC)"
+        hipcc = new[: len(new) - len(program)] + (LOCATED_HIPCC if NVCC_LOCATED.match(program) else "$(HIPCC)")
         ctx.report(offset, "make-compiler", Severity.INFO, f"{word} → {hipcc}", fixable=True, replacement=hipcc)
         return hipcc
     if new.startswith("-l"):
@@ -701,6 +805,8 @@ def report_platform(ctx: MakeContext) -> None:
                            "-D__HIP_PLATFORM_AMD__ for HIP's headers", fixable=True)
 
 
+#: Variables that hold no C++ standard: CUDA's folders, which a port makes ROCm's, and the port's own.
+_NO_STANDARD = ROOT_VARIABLES | DIR_VARIABLES.keys() | _OWN
 _CXX_STANDARDS = "-std=c++% -std=gnu++%"
 _CXX_STANDARD = re.compile(r"-std=(?:c|gnu)\+\+\w+")
 _AUTOMATIC = frozenset("@<^+*?%|")
@@ -716,16 +822,23 @@ def _c_without_cxx_standard(ctx: MakeContext, rule: Rule) -> None:
     compilers = ctx.facts.compiler_vars | {"HIPCC", "CC"}
     changed = False
     for start, end in spans:
+        edited = _edited_spans(ctx, start, end)
+        words = {(w.start, w.end) for w in iter_words(text, start, end)}
         for ref in iter_references(text, start, end, nested=False):
             name = ref.name.of(text)
             if ref.kind != "variable" or name in _AUTOMATIC or name in compilers or "$" in name:
                 continue
+            if (ref.span.start, ref.span.end) not in words or name in _NO_STANDARD:
+                continue  # a path ($(CUDA_PATH)/bin/nvcc, -I$(INC), $(ROCM_PATH)) or the port's own flags
+            if _overlaps(edited, ref.span.start, ref.span.end):
+                continue  # a word another rule rewrote, and reads as it does
             ctx.replace(ref.span, f"$(filter-out {_CXX_STANDARDS},{ref.span.of(text)})")
             changed = True
         for match in _CXX_STANDARD.finditer(text, start, end):
-            if not _inside_reference(text, start, match.start()):
-                _replace_word(ctx, Span(match.start(), match.end()), "", start)
-                changed = True
+            if _inside_reference(text, start, match.start()) or _overlaps(edited, match.start(), match.end()):
+                continue
+            _replace_word(ctx, Span(match.start(), match.end()), "", start)
+            changed = True
     if changed:
         ctx.report(rule.start, "make-c-source-std", Severity.INFO,
                    "a .c file compiled by the GPU compiler: its commands read their flags without C++ -std= "
@@ -735,6 +848,17 @@ def _c_without_cxx_standard(ctx: MakeContext, rule: Rule) -> None:
                    "a .c file compiled by the GPU compiler, and a C++ -std= in the file: if the compiler's variable "
                    "holds it, hipcc fails on the C file (nvcc passed it to C++ files only)",
                    "keep -std=c++NN out of the .c files' commands")
+
+
+def _edited_spans(ctx: MakeContext, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of the edits made so far that overlap ``[start, end)`` (a word another rule rewrote: two
+    edits of one word would overlap)."""
+    return [key for key in ctx.edits if key[0] < end and key[1] > start]
+
+
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether ``[start, end)`` overlaps one of ``spans``: a word one rule has rewritten is not another's."""
+    return any(s < end and start < e for s, e in spans)
 
 
 def _inside_reference(text: str, start: int, at: int) -> bool:
@@ -789,7 +913,7 @@ def _runs_gpu_compiler(ctx: MakeContext, command: str) -> bool:
     words = command.split()
     for i, word in enumerate(words):
         bare = word.lstrip("@-+")
-        if (_is_nvcc(ctx, bare) or HIPCC_WORD.match(bare)) and command_position(words, i):
+        if (_is_nvcc(ctx, bare) or _names_gpu_compiler(bare)) and command_position(words, i):
             return True
     return False
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from buildport.includes import scopes
 from buildport.options import MakeFacts
 from buildport.passes.make_prescan import Prescan, skipping
-from buildport.rules.make import HOST_LINKERS, NVCC_WORD, ROOT_VARIABLES
+from buildport.rules.make import DIR_VARIABLES, HOST_LINKERS, NVCC_WORD, PORTED_NVCC, PRELUDE, ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import Assignment, Define, Line, RecipeLine
@@ -121,13 +121,17 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
             if "$" not in command and "nvcc" not in command:
                 continue  # nothing in it can launch nvcc or a variable's program
             launches: list[tuple[str, tuple[str, ...]]] = []
+            positions: list[bool] | None = None  # command_positions(words), once a word asks
             for i, word in enumerate(words):
                 if "$" not in word and not word.endswith("nvcc"):
                     continue  # neither a reference (REFERENCE) nor nvcc (NVCC_WORD)
                 bare = word.lstrip("@-+")
                 nvcc = NVCC_WORD.match(bare) is not None
                 m = REFERENCE.match(bare)
-                if (nvcc or m is not None) and command_position(words, i):
+                if nvcc or m is not None:
+                    positions = command_positions(words) if positions is None else positions
+                    if not positions[i]:
+                        continue
                     after = tuple(REFERENCES.findall(" ".join(words[i + 1 :])))
                     launches.append(("" if nvcc else m.group(1), after))  # type: ignore[union-attr]
             if launches:
@@ -211,18 +215,57 @@ def scoped_facts(parts: Sequence[FileFacts | None], includes: Sequence[Sequence[
     return out
 
 
-_SHELL_LEADS = frozenset({"&&", "||", ";", "|", "then", "do", "else", "time", "exec", "env", "xargs", "-c"})
+_SHELL_LEADS = frozenset({"&&", "||", ";", "|", "then", "do", "else", "time", "exec", "env", "xargs"})
+#: Shells, which run the command ``-c`` gives them (``sh -c nvcc``; not ``$(CC) -c nvcc``, nor the ``-c``
+#: a port writes for nvcc's ``-dc``).
+_SHELLS = re.compile(r"^(?:\S*/)?(?:sh|bash|dash|zsh|ksh)$|^\$[({]SHELL[)}]$")
 
 
 def command_position(words: list[str], i: int) -> bool:
-    """Is word ``i`` where a shell runs a program: first, after a separator, a make prefix like $(EXEC) or
-    the environment a command is given (``PATH=$(CUDA)/bin:$$PATH nvcc``)?"""
-    if i == 0:
-        return True
+    """Is word ``i`` where a shell runs a program: first, after a separator, or after a make prefix like
+    $(EXEC) or the environment a command is given (``PATH=$(CUDA)/bin:$$PATH nvcc``) that are themselves
+    where a program runs? (``$(CC) $(NVCCFLAGS) nvcc`` gives nvcc to the compiler as an argument: read as
+    a program, it was one once a port removed a flag before it, ``$(CC) -arch=sm_70 $(NVCCFLAGS) nvcc``.)"""
+    while i > 0 and _passes_position(words[i - 1]):
+        i -= 1
+    return i == 0 or _leads(words, i)
+
+
+def command_positions(words: list[str]) -> list[bool]:
+    """:func:`command_position` of every word, in one pass over them."""
+    out: list[bool] = []
+    for i in range(len(words)):
+        out.append(i == 0 or (out[i - 1] if _passes_position(words[i - 1]) else _leads(words, i)))
+    return out
+
+
+def _passes_position(word: str) -> bool:
+    """Whether the word after ``word`` is where a program runs if ``word`` is: an environment assignment or
+    a prefix reference."""
+    return _ENV_ASSIGNMENT.match(word) is not None or _prefix_reference(word)
+
+
+def _leads(words: list[str], i: int) -> bool:
+    """Whether the word before word ``i`` starts a shell command after it: a separator, a keyword, a shell's ``-c``."""
     before = words[i - 1]
-    if _ENV_ASSIGNMENT.match(before):
-        return command_position(words, i - 1)
-    return before in _SHELL_LEADS or before.endswith((";", "&&")) or bool(REFERENCE.match(before.lstrip("@-+")))
+    if before == "-c":
+        return i >= 2 and _SHELLS.match(words[i - 2].lstrip("@-+")) is not None
+    return before in _SHELL_LEADS or before.endswith((";", "&&"))
+
+
+def _prefix_reference(word: str) -> bool:
+    """Whether ``word`` is a reference that may run the program after it (``$(EXEC) nvcc``): not a host
+    compiler (``$(CC)``, whose arguments follow it), nor a folder or flags that a port writes or rewrites
+    (``$(CUDA_PATH)`` → ``$(ROCM_PATH)``, ``-arch=sm_70`` → ``$(HIP_ARCH_FLAGS)``), so that the word after
+    it is a program in the port's output as in its input."""
+    bare = word.lstrip("@-+")
+    m = REFERENCE.match(bare)
+    return m is not None and m.group(1) not in _NO_PROGRAMS and HOST_LINKERS.match(bare) is None
+
+
+#: Variables that never name a program: CUDA's folders, and the port's own variables but its compiler (ROCm's
+#: folder, the AMD targets and their flags).
+_NO_PROGRAMS = ROOT_VARIABLES | DIR_VARIABLES.keys() | ({name for name, _ in PRELUDE} - {"HIPCC"})
 
 
 #: A recipe line continued on the next (the shell reads one line).
@@ -234,10 +277,12 @@ _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 def _names_compiler(words: list[str]) -> bool:
     """Whether a variable's words run nvcc (or hipcc): first, or after prefixes (``$(PREFIX) nvcc``,
-    ``ccache nvcc``)."""
+    ``ccache nvcc``). What a port makes of nvcc (:data:`PORTED_NVCC`) counts too: a second run must
+    read the ported variable as the compiler the first read (``$(X) nvcc`` with ``X = nvcc`` then
+    runs ``nvcc`` as the compiler's argument, after ``X = $(HIPCC)`` as before it)."""
     for i, word in enumerate(words[:4]):
         path = root_paths(word)
-        if NVCC_WORD.match(path) or path.endswith("/bin/hipcc"):
+        if NVCC_WORD.match(path) or path.endswith("/bin/hipcc") or PORTED_NVCC.match(word):
             return i == 0 or command_position(words, i) or words[i - 1] in _LAUNCHERS
     return False
 

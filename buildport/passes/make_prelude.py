@@ -40,12 +40,17 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
     extra = [f"-I$(ROCM_PATH)/include/{d}" for d in ctx.include_subdirs if f"include/{d}" not in new_text]
     if untargeted:
         extra.insert(0, "$(HIP_ARCH_FLAGS)")
-    if ctx.compiles_c and "$(HIPCC)" in new_text and "__HIP_PLATFORM_AMD__" not in new_text:
-        extra.append("-D__HIP_PLATFORM_AMD__")  # hipcc compiles .c files as C, where HIP's headers need it
-    elif "$(HIPCC)" in new_text and HIPCC_DEFAULT_STANDARD not in new_text:
+    runs_hipcc = _runs_hipcc(new_text)
+    if ctx.compiles_c and runs_hipcc:
+        # hipcc compiles .c files as C, where HIP's headers need the platform, and clang refuses a C++ standard
+        # (so no default one either, though the define is given already: a second run would find the standard
+        # and take it for the file's own)
+        if "__HIP_PLATFORM_AMD__" not in new_text:
+            extra.append("-D__HIP_PLATFORM_AMD__")
+    elif runs_hipcc and HIPCC_DEFAULT_STANDARD not in new_text:
         # nvcc's dialect unless the build names one (a later -std= wins): hipcc before ROCm 6 adds -std=c++11
         extra.append(HIPCC_DEFAULT_STANDARD)
-    if "$(HIPCC)" in new_text and "hip/hip_runtime.h" not in new_text:
+    if runs_hipcc and "hip/hip_runtime.h" not in new_text:
         # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
         # to files it changes), but not for a host source
         # (for every file where nvcc compiled C++ sources as CUDA: -x cu, now -x hip)
@@ -56,6 +61,14 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
 
 
 _X_HIP = re.compile(r"(?:^|\s)-x\s*hip\b")
+#: How the targets' probe (:data:`~buildport.rules.arch.MAKE_KNOWN_TARGETS`) names the compiler it asks.
+_PROBED_HIPCC = "$(or $(HIPCC),hipcc)"
+
+
+def _runs_hipcc(text: str) -> bool:
+    """Whether ``text`` runs ``$(HIPCC)`` elsewhere than in the targets' probe, which a first run may write
+    for a file that never runs it: read again, the probe alone must not ask for HIPCC's flags."""
+    return text.count("$(HIPCC)") > text.count(_PROBED_HIPCC)
 
 
 def _conditional_targets(text: str) -> bool:

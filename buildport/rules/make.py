@@ -44,8 +44,14 @@ LOCATED_NVCC = r"\$[({]shell\s+(?:which|command\s+-v|type\s+-p)\s+nvcc(?:\s+2>\s
 NVCC_WORD = re.compile(rf"^(?:nvcc|[^\s]*/nvcc|{LOCATED_NVCC})$")
 NVCC_LOCATED = re.compile(rf"^{LOCATED_NVCC}$")
 
+#: What a port writes for nvcc found by the shell: hipcc found the same way, empty where it is not installed.
+LOCATED_HIPCC = "$(if $(shell command -v $(firstword $(HIPCC)) 2>/dev/null),$(HIPCC))"
+#: What a port writes for nvcc: ``$(HIPCC)``, or :data:`LOCATED_HIPCC`. A variable that holds one runs the
+#: compiler as the nvcc it held did, in a second run as in the first.
+PORTED_NVCC = re.compile(rf"^(?:\$[({{]HIPCC[)}}]|{re.escape(LOCATED_HIPCC)})$")
+
 #: Words that start hipcc: what a ported recipe runs.
-HIPCC_WORD = re.compile(r"^(?:hipcc|[^\s]*/hipcc|\$[({]HIPCC[)}])$")
+HIPCC_WORD = re.compile(rf"^(?:hipcc|[^\s]*/hipcc|\$[({{]HIPCC[)}}]|{re.escape(LOCATED_HIPCC)})$")
 
 #: Host compilers and linkers: a recipe that links with one of these needs libamdhip64 by name.
 #: (also the program a variable's value starts with: ``COMPILE = $(MPICC) $(CFLAGS)`` with ``MPICC = mpicc``;
