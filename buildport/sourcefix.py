@@ -92,6 +92,7 @@ from buildport.rules.source_rules import (
     HIP_VECTOR_TYPES,
     KERNEL_POINTER_ARGUMENTS,
     MASK_FREE_SHUFFLES,
+    PROP_MEMBERS,
     SINGLE_TYPE_INTRINSICS,
     TYPEDEF_NOT_TAG,
     SYNCWARP,
@@ -128,6 +129,9 @@ FIXES: dict[str, str] = {
                        "them for signed and unsigned; another type is ambiguous)",
     "fallbacks": "functions the installed HIP may lack defined before their first use, under a test of that "
                  "(`__dp4a`; `hipsparseGetErrorString` before hipSPARSE 3.0)",
+    "prop_members": "members of CUDA's device properties that `hipDeviceProp_t` lacks read from what the installed "
+                    "HIP has (`prop.deviceOverlap`: `asyncEngineCount` from HIP 6.0, before it 1, as every AMD GPU "
+                    "overlaps copies with kernels)",
 }
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
@@ -157,6 +161,9 @@ def port_source(text: str, path: str = "", hip_version: tuple[int, int] | None =
         wanted.append(("c_defaults", _c_defaults))
     if not path.endswith(".c") and any(name in text for name in KERNEL_POINTER_ARGUMENTS):
         wanted.append(("kernel_pointer", _kernel_pointers))
+    if hip_version is not None and "DeviceProp" in text and any(name in text for name in PROP_MEMBERS):
+        version = hip_version
+        wanted.append(("prop_members", lambda text, lexed: _prop_members(text, lexed, version)))
     if not wanted:
         return text, {}
     lexed = lex(text)
@@ -650,6 +657,65 @@ def _directive_between(text: str, lexed: Lexed, token: int) -> bool:
     return "#" in gap
 
 
+def _prop_members(text: str, lexed: Lexed, hip_version: tuple[int, int]) -> list[Edit]:
+    """Each ``X.member`` or ``X->member`` of :data:`PROP_MEMBERS`: the member HIP has from its version on,
+    else the value every AMD GPU has, with ``X`` still evaluated (``((void)(X), 1)``). Only in a file that
+    names a device-properties type (a project's own struct with such a member is left alone elsewhere)."""
+    kinds, texts, starts = lexed.code.kinds, lexed.code.texts, lexed.code.starts
+    edits: list[Edit] = []
+    for i, name in enumerate(texts):
+        row = PROP_MEMBERS.get(name)
+        if row is None or kinds[i] != IDENT or i < 2 or texts[i - 1] not in (".", "->"):
+            continue
+        end = starts[i] + len(name)
+        if hip_version >= row.since:
+            edits.append((starts[i], end, row.member))
+            continue
+        first = _postfix_start(kinds, texts, i - 2)
+        if first is None:
+            continue
+        whole = text[starts[first]:starts[i - 1]]
+        edits.append((starts[first], end, f"((void)({whole}), {row.value})"))
+    return edits
+
+
+def _postfix_start(kinds: list[str], texts: list[str], last: int) -> int | None:
+    """The first token of the postfix expression whose last token is ``last`` (``prop``, ``props[i]``,
+    ``(*p)``, ``get().p``), or None where it is not plain."""
+    k = last
+    while k >= 0:
+        if texts[k] in (")", "]"):
+            opening = _matching_open(texts, k)
+            if opening is None:
+                return None
+            k = opening - 1
+            if texts[opening] == "(" and (k < 0 or kinds[k] != IDENT and texts[k] not in (")", "]")):
+                return opening  # a parenthesized expression
+            continue  # a subscript or a call: what it applies to comes before
+        if kinds[k] == IDENT:
+            if k >= 2 and texts[k - 1] in (".", "->", "::"):
+                k -= 2
+                continue
+            return k
+        return None
+    return None
+
+
+def _matching_open(texts: list[str], close_at: int) -> int | None:
+    """The ``(`` or ``[`` that the ``)`` or ``]`` at ``close_at`` closes."""
+    pairs = {")": "(", "]": "["}
+    closing = texts[close_at]
+    depth = 0
+    for j in range(close_at, -1, -1):
+        if texts[j] == closing:
+            depth += 1
+        elif texts[j] == pairs[closing]:
+            depth -= 1
+            if depth == 0:
+                return j
+    return None
+
+
 def _matching_brace(texts: list[str], open_at: int) -> int | None:
     depth = 0
     for j in range(open_at, len(texts)):
@@ -730,4 +796,5 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "intrinsic_casts": (_intrinsic_casts, lambda text: "__ffs" in text),
     "device_pass_macros": (_device_pass_macros, lambda text: "__CUDA_ARCH__" in text and "__device__" in text),
 }
-assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers"} == set(FIXES)
+assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers",
+                        "prop_members"} == set(FIXES)

@@ -398,3 +398,21 @@ def test_a_mask_name_declared_twice_is_no_constant_and_a_cast_to_another_type_is
     new, fixes = port_source(text, "k.cuh", (5, 2))
     assert new.count("__any_sync(mask, p)") == 2  # g's mask is a parameter: no constant of f's
     assert "__ffsll((long long int)((uint64_t)z)) + __ffsll((long long)z)" in new
+
+
+def test_device_property_members_hip_lacks_are_read_from_what_it_has() -> None:
+    text = ("hipDeviceProp_t prop, props[2]; hipDeviceProp_t *p = &prop;\n"
+            "int a = !prop.deviceOverlap + props[i % 2].deviceOverlap + p->deviceOverlap + (*p).deviceOverlap\n"
+            "      + get(x).deviceOverlap + s.inner.deviceOverlap;\n")
+    before_6, counts = port_source(text, "a.cpp", (5, 2))
+    assert counts["prop_members"] == 6
+    assert before_6.splitlines()[1:] == [
+        "int a = !((void)(prop), 1) + ((void)(props[i % 2]), 1) + ((void)(p), 1) + ((void)((*p)), 1)",
+        "      + ((void)(get(x)), 1) + ((void)(s.inner), 1);",
+    ]
+    since_6, _ = port_source(text, "a.cpp", (6, 0))
+    assert since_6 == text.replace("deviceOverlap", "asyncEngineCount")
+    # a file that names no device-properties type keeps a project's own member of that name
+    own = "struct Caps { int deviceOverlap; };\nint f(Caps c) { return c.deviceOverlap; }\n"
+    assert port_source(own, "b.cpp", (5, 2)) == (own, {})
+    assert port_source(text, "a.cpp", None)[1].get("prop_members") is None  # the HIP version unknown: left

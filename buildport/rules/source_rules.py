@@ -840,3 +840,21 @@ CUDA_SOURCE_WORDS = (
     *("nv" + w for w in ("jpeg", "ml", "rtc", "ToolsExt", "tx3")),
 )  # fmt: skip
 CUDA_SOURCE_PATTERNS = (r"sm_\d",)
+
+
+@dataclass(frozen=True)
+class PropMember:
+    """A member of CUDA's device properties that HIP's ``hipDeviceProp_t`` lacks: the HIP version from which
+    a member of the same meaning exists, that member, and before it the value every AMD GPU has."""
+
+    since: tuple[int, int]
+    member: str
+    value: str
+
+
+# Members of cudaDeviceProp that hipDeviceProp_t lacks (hipify keeps the member's name): CUDA 13 dropped
+# deviceOverlap too; HIP 6.0's asyncEngineCount counts the copy engines (true where copies overlap kernels),
+# and every AMD GPU overlaps copies with kernels.
+PROP_MEMBERS: Mapping[str, PropMember] = MappingProxyType({
+    "deviceOverlap": PropMember((6, 0), "asyncEngineCount", "1"),
+})
