@@ -72,22 +72,25 @@ def default_dir() -> Path:
 
 
 def code_fingerprint() -> str:
-    """A hash of the version and of every installed buildport file's name, size and mtime.
+    """A hash of the version and of every installed buildport file's name, size and mtime, the grammars
+    among them (inside the package in a wheel, beside it in a checkout: ``grammars/``).
 
     A development checkout keeps one version string across edits; the file
-    metadata makes an edited rule or pass invalidate what it would have changed.
+    metadata makes an edited rule, pass or grammar invalidate what it would have changed.
     """
     global _fingerprint
     if _fingerprint is None:
         package = Path(__file__).resolve().parent
         h = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
-        for folder, dirs, files in os.walk(package):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith((".py", ".lark", ".json")):
-                    info = os.stat(os.path.join(folder, name))
-                    h.update(f"{os.path.relpath(os.path.join(folder, name), package)}\0{info.st_size}\0"
-                             f"{info.st_mtime_ns}\0".encode())
+        checkout_grammars = package.parent / "grammars"
+        for top in (package, *([checkout_grammars] if checkout_grammars.is_dir() else [])):
+            for folder, dirs, files in os.walk(top):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith((".py", ".lark", ".json")):
+                        info = os.stat(os.path.join(folder, name))
+                        h.update(f"{os.path.relpath(os.path.join(folder, name), package)}\0{info.st_size}\0"
+                                 f"{info.st_mtime_ns}\0".encode())
         _fingerprint = h.hexdigest()
     return _fingerprint
 

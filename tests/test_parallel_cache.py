@@ -530,3 +530,56 @@ def test_an_unchanged_outcome_crosses_from_a_worker_as_an_empty_tuple(tmp_path: 
         assert (back.path, back.error, back.result.text, back.result.findings, back.result.packages, back.result.changed) == (
             outcome.path, outcome.error, outcome.result.text, outcome.result.findings, outcome.result.packages,
             outcome.result.changed)
+
+
+def test_an_edited_grammar_of_a_checkout_invalidates_the_results(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a checkout the grammars lie beside the package (``grammars/``), not in it: they are part of the
+    code the results are keyed on all the same."""
+    from buildport import cache
+
+    package, grammars = tmp_path / "buildport", tmp_path / "grammars"
+    package.mkdir()
+    grammars.mkdir()
+    (package / "cache.py").write_text("")
+    (grammars / "make.lark").write_text("start: x\n")
+
+    def fingerprint() -> str:
+        monkeypatch.setattr(cache, "_fingerprint", None)
+        return cache.code_fingerprint()
+
+    monkeypatch.setattr(cache, "__file__", str(package / "cache.py"))
+    before = fingerprint()
+    assert fingerprint() == before
+    (grammars / "make.lark").write_text("start: x y\n")
+    assert fingerprint() != before
+
+
+def test_an_audit_is_not_replayed_after_the_hipify_perl_it_read_changed(tmp_path: Path) -> None:
+    """The audit of sources reads the installed hipify-perl's tables: a whole run replayed after that
+    script changed would report what the old one could not convert."""
+    bin_dir, tree = tmp_path / "bin", tmp_path / "tree"
+    bin_dir.mkdir()
+    tree.mkdir()
+    (tree / "k.cu").write_text("#include <cuda_runtime.h>\nvoid f(void **p) { cudaFooAlloc(p, 4); }\n")
+    engine = bin_dir / "hipify-perl"
+
+    def install(rows: str) -> None:
+        engine.write_text(f"sub simpleSubstitutions {{\n{rows}}}\n")
+        engine.chmod(0o755)
+
+    def audit() -> str:
+        env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", XDG_CACHE_HOME=str(tmp_path))
+        env.pop("ROCM_PATH", None)
+        done = subprocess.run([sys.executable, "-m", "buildport", "audit", "--no-color",
+                               "--cache-dir", str(tmp_path / "c"), "."], capture_output=True, text=True, cwd=tree,
+                              env=env, timeout=120)
+        return done.stdout
+
+    install('    subst("cuda_runtime.h", "hip\\/hip_runtime.h", "include_cuda_main_header");\n')
+    first = audit()
+    assert audit() == first  # replayed or not, the same
+    install('    subst("cuda_runtime.h", "hip\\/hip_runtime.h", "include_cuda_main_header");\n'
+            '    subst("cudaFooAlloc", "hipFooAlloc", "memory");\n')
+    assert "2 CUDA names left in this file: <cuda_runtime.h>, cudaFooAlloc" in first
+    assert "2 CUDA names hipify-perl converts left in this file: <cuda_runtime.h>, cudaFooAlloc" in audit()
