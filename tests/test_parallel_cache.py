@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -53,6 +54,18 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "gen" / "a-binary.cmake").write_bytes(b"set(A 1)\x00\n")
     (root / "broken" / "z-binary.cmake").write_bytes(b"\x00")
     os.symlink(tmp_path_factory.getbasetemp(), root / "broken" / "outside.cmake")
+    return root
+
+
+def settled(root: Path) -> Path:
+    """``root`` once every file and folder in it is older than the file index's margin: a run keeps no
+    memo of a tree changed within it (:mod:`buildport.replay`), and a test that expects a replay would
+    otherwise depend on how long the tests before it took."""
+    from buildport.fileindex import MARGIN_NS
+
+    newest = max(os.lstat(os.path.join(folder, name)).st_ctime_ns
+                 for folder, _dirs, files in os.walk(root) for name in [*files, "."])
+    time.sleep(max(0.0, (newest + MARGIN_NS - time.time_ns()) / 1e9 + 0.05))
     return root
 
 
@@ -341,7 +354,7 @@ def test_a_run_the_cache_answers_whole_loads_no_parser(command: list[str], tree:
     """Results, parse errors (the tree has a broken CMake file and Makefile) and make facts all come
     from the cache on a second run: neither the engine nor Lark is imported."""
     args = [*command, "--cache-dir", str(tmp_path / "c"), "."]
-    first = run(*args, cwd=tree, cache_home=tmp_path)
+    first = run(*args, cwd=settled(tree), cache_home=tmp_path)
     assert b"broken" in first[1], "the tree's broken files are reported"
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "buildport", *args], capture_output=True,
