@@ -146,7 +146,8 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
         click.argument("paths", nargs=-1, required=True),
         click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically)."),
         click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."),
-        click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing."),
+        click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing (with --diff: "
+                     "print the diff too)."),
         click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
                      help=_ARCH_HELP),
         click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
@@ -173,8 +174,9 @@ def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, o
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
              offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int = 1,
              cache: Cache | None = None) -> None:
-    if sum((in_place, show_diff, check)) > 1:
-        raise click.UsageError("choose one of --in-place, --diff and --check")
+    if in_place and (show_diff or check):
+        raise click.UsageError("--in-place writes the files: it goes with neither --diff nor --check "
+                               "(--check --diff prints the diff and exits 1 when a file would change)")
     options = {"paths": list(paths), "diff": show_diff, "check": check, "offload_arch": list(offload_arch),
                "quiet": quiet, "verbose": verbose}
     with _replayed(None if in_place or "-" in paths else cache, kind, options):
@@ -218,9 +220,10 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
                     "(name it, or a folder that holds it, to port it)" for path in outside]
     for note in skipped:
         click.echo(note, err=True)
-    if not run.outcomes:
-        click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found", err=True)
-        sys.exit(EXIT_ERROR)
+    if not run.outcomes:  # a tree without build files: nothing to do, as black says of one without Python
+        click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found; nothing to do",
+                   err=True)
+        sys.exit(EXIT_OK)
     # what --in-place may write: below the folders named, or a file named itself (where it leads)
     writable = [p if os.path.isdir(p) else os.path.dirname(os.path.realpath(p)) for p in paths if p != "-"]
     sys.exit(_finish(run, in_place, show_diff, check, quiet, verbose, writable))

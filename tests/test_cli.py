@@ -76,6 +76,19 @@ def test_diff_writes_nothing(project: Path) -> None:
     assert (project / "CMakeLists.txt").read_text() == CUDA_PROJECT
 
 
+def test_check_with_diff_prints_the_diff_and_fails(project: Path) -> None:
+    """black's CI idiom: --check --diff shows what would change and exits 1."""
+    out = run("cmake", "--check", "--diff", str(project / "CMakeLists.txt"))
+    assert out.returncode == 1
+    assert b"+project(demo LANGUAGES CXX HIP)" in out.stdout
+    assert f"would rewrite {project / 'CMakeLists.txt'}".encode() in out.stderr
+    assert (project / "CMakeLists.txt").read_text() == CUDA_PROJECT
+    again = run("cmake", "--check", "--diff", "-", stdin=b"project(x CXX)\n")
+    assert again.returncode == 0 and again.stdout == b""
+    refused = run("cmake", "--in-place", "--check", str(project / "CMakeLists.txt"))
+    assert refused.returncode == 2 and b"--in-place writes the files" in refused.stderr
+
+
 def test_stdin_to_stdout() -> None:
     out = run("cmake", "-", stdin=b"add_executable(a a.cu)\r\n")
     assert out.returncode == 0
