@@ -92,6 +92,9 @@ from buildport.rules.source_rules import (
     HIP_VECTOR_TYPES,
     KERNEL_POINTER_ARGUMENTS,
     MASK_FREE_SHUFFLES,
+    NVTX_DEFINITIONS,
+    NVTX_HEADER,
+    NVTX_KEPT,
     PROP_MEMBERS,
     SINGLE_TYPE_INTRINSICS,
     TYPEDEF_NOT_TAG,
@@ -129,6 +132,8 @@ FIXES: dict[str, str] = {
                        "them for signed and unsigned; another type is ambiguous)",
     "fallbacks": "functions the installed HIP may lack defined before their first use, under a test of that "
                  "(`__dp4a`; `hipsparseGetErrorString` before hipSPARSE 3.0)",
+    "nvtx": "includes of NVTX's headers, which ROCm does not have, made definitions of the ranges, marks and names "
+            "the file may use: calls that do nothing, or roctx's where `BUILDPORT_NVTX_ROCTX` is defined",
     "prop_members": "members of CUDA's device properties that `hipDeviceProp_t` lacks read from what the installed "
                     "HIP has (`prop.deviceOverlap`: `asyncEngineCount` from HIP 6.0, before it 1, as every AMD GPU "
                     "overlaps copies with kernels)",
@@ -657,6 +662,22 @@ def _directive_between(text: str, lexed: Lexed, token: int) -> bool:
     return "#" in gap
 
 
+def _nvtx(text: str, lexed: Lexed) -> list[Edit]:
+    """The first ``#include`` of an NVTX header made :data:`NVTX_DEFINITIONS` (in the file's line endings), the
+    others dropped; nothing where the file uses NVTX beyond :data:`NVTX_KEPT` (event attributes, domains)."""
+    used = {t for t in lexed.code.texts if t.startswith(("nvtx", "NVTX"))}
+    if used - NVTX_KEPT:
+        return []
+    newline = "\r\n" if "\r\n" in text else "\n"
+    edits: list[Edit] = []
+    for directive in lexed.directives:
+        tokens = directive.tokens
+        if directive.name == "include" and tokens.kinds[:1] == [HEADER] and NVTX_HEADER.fullmatch(tokens.texts[0][1:-1]):
+            end = tokens.starts[0] + len(tokens.texts[0])
+            edits.append((directive.start, end, "" if edits else NVTX_DEFINITIONS.replace("\n", newline)))
+    return edits
+
+
 def _prop_members(text: str, lexed: Lexed, hip_version: tuple[int, int]) -> list[Edit]:
     """Each ``X.member`` or ``X->member`` of :data:`PROP_MEMBERS`: the member HIP has from its version on,
     else the value every AMD GPU has, with ``X`` still evaluated (``((void)(X), 1)``). Only in a file that
@@ -783,6 +804,7 @@ def _dropped(text: str, lexed: Lexed, words: frozenset[str]) -> list[Edit]:
 
 
 _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bool]]] = {
+    "nvtx": (lambda text, lexed: _nvtx(text, lexed), lambda text: "nvToolsExt" in text),
     "header_tests": (_header_tests, _header_hint),
     "headers": (_headers, lambda text: "cub/" in text or any(name in text for name in HEADER_RENAMES)),
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),

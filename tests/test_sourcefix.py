@@ -416,3 +416,18 @@ def test_device_property_members_hip_lacks_are_read_from_what_it_has() -> None:
     own = "struct Caps { int deviceOverlap; };\nint f(Caps c) { return c.deviceOverlap; }\n"
     assert port_source(own, "b.cpp", (5, 2)) == (own, {})
     assert port_source(text, "a.cpp", None)[1].get("prop_members") is None  # the HIP version unknown: left
+
+
+def test_nvtx_includes_become_definitions_of_what_rocm_lacks() -> None:
+    text = ("#include <nvtx3/nvToolsExt.h>\r\n#include <nvtx3/nvToolsExtCudaRt.h>\r\n"
+            "void f(hipStream_t s) { nvtxRangePushA(\"a\"); nvtxNameCudaStreamA(s, \"x\"); nvtxRangePop(); }\r\n")
+    fixed, counts = port_source(text, "a.cpp", (5, 2))
+    assert counts == {"nvtx": 2}
+    first, rest = fixed.split("#endif\r\n", 1)[0], fixed.split("#ifndef BUILDPORT_NVTX", 1)[1]
+    assert first.startswith("#ifndef BUILDPORT_NVTX /* NVTX's ranges") and "\n" not in first.replace("\r\n", "")
+    assert "nvToolsExt" not in fixed and rest.count("#ifndef BUILDPORT_NVTX") == 0
+    assert fixed.endswith("\r\n\r\nvoid f(hipStream_t s) { nvtxRangePushA(\"a\"); nvtxNameCudaStreamA(s, \"x\"); "
+                          "nvtxRangePop(); }\r\n")
+    # more of NVTX than the definitions give: left to the finding
+    attributes = "#include <nvToolsExt.h>\nvoid g() { nvtxEventAttributes_t e = {0}; nvtxRangePushEx(&e); }\n"
+    assert port_source(attributes, "b.cpp", (5, 2)) == (attributes, {})

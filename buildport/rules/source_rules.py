@@ -858,3 +858,41 @@ class PropMember:
 PROP_MEMBERS: Mapping[str, PropMember] = MappingProxyType({
     "deviceOverlap": PropMember((6, 0), "asyncEngineCount", "1"),
 })
+
+
+# NVTX, which ROCm does not have: an include of its headers becomes these definitions of its ranges, marks and
+# names, which do nothing unless BUILDPORT_NVTX_ROCTX is defined (then they are roctx's: link -lroctx64). A file
+# that uses more of NVTX than these (event attributes, domains) is left to the finding.
+NVTX_HEADER = re.compile(r"(?:nvtx3/)?nvToolsExt(?:CudaRt|Cuda)?\.h")
+NVTX_KEPT = frozenset({
+    "nvtxRangePushA", "nvtxRangePush", "nvtxRangePop", "nvtxMarkA", "nvtxMark", "nvtxRangeStartA", "nvtxRangeStart",
+    "nvtxRangeEnd", "nvtxRangeId_t", "nvtxNameOsThreadA", "nvtxNameCudaStreamA", "nvtxNameCudaEventA",
+    "nvtxNameCudaDeviceA",
+})
+NVTX_DEFINITIONS = """\
+#ifndef BUILDPORT_NVTX /* NVTX's ranges, marks and names: no-ops, or roctx's with BUILDPORT_NVTX_ROCTX */
+#define BUILDPORT_NVTX
+#include <stdint.h>
+typedef uint64_t nvtxRangeId_t;
+#ifdef BUILDPORT_NVTX_ROCTX
+#include <roctracer/roctx.h>
+static inline int nvtxRangePushA(const char *message) { return roctxRangePushA(message); }
+static inline int nvtxRangePop(void) { return roctxRangePop(); }
+static inline void nvtxMarkA(const char *message) { roctxMarkA(message); }
+static inline nvtxRangeId_t nvtxRangeStartA(const char *message) { return roctxRangeStartA(message); }
+static inline void nvtxRangeEnd(nvtxRangeId_t id) { roctxRangeStop(id); }
+#else
+static inline int nvtxRangePushA(const char *message) { (void)message; return 0; }
+static inline int nvtxRangePop(void) { return 0; }
+static inline void nvtxMarkA(const char *message) { (void)message; }
+static inline nvtxRangeId_t nvtxRangeStartA(const char *message) { (void)message; return 0; }
+static inline void nvtxRangeEnd(nvtxRangeId_t id) { (void)id; }
+#endif
+#define nvtxRangePush nvtxRangePushA
+#define nvtxMark nvtxMarkA
+#define nvtxRangeStart nvtxRangeStartA
+#define nvtxNameOsThreadA(id, name) ((void)(id), (void)(name))
+#define nvtxNameCudaStreamA(stream, name) ((void)(stream), (void)(name))
+#define nvtxNameCudaEventA(event, name) ((void)(event), (void)(name))
+#define nvtxNameCudaDeviceA(device, name) ((void)(device), (void)(name))
+#endif"""

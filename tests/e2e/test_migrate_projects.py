@@ -157,6 +157,13 @@ PROJECTS = {
         # src/cuda.h is the project's own header: utils.c's #include "cuda.h" stays (hipify renames it)
         sources=("src/layer_kernels.cu", "src/layer.c", "src/utils.c", "examples/netlite.c", "include/netlite.h"),
     ),
+    "make-nvtx-ranges": Project(
+        kind="make",
+        executables=("saxpy",),
+        build_files=("Makefile",),
+        # NVTX 3 ships with CUDA and not with ROCm: its include becomes definitions that do nothing (or roctx's)
+        sources=("saxpy.cu", "profile.h"),
+    ),
     "make-computed-sources": Project(
         kind="make",
         executables=("solve",),
