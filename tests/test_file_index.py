@@ -7,10 +7,8 @@ files written by a test are otherwise too recent to be recorded (see buildport.f
 
 from __future__ import annotations
 
-import builtins
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -22,25 +20,15 @@ from buildport import fileindex
 from buildport.cli import main
 from buildport.fileindex import FileIndex
 from buildport.textio import InputError, SourceText, digest
+from tests.support.trees import Reads, make_tree
 
 REPO = Path(__file__).resolve().parent.parent
-PROJECT = REPO / "fixtures" / "projects" / "cmake-legacy-findcuda"
-MAKE_PROJECT = REPO / "fixtures" / "projects" / "make-suite-shared-config"
 
 
 @pytest.fixture
 def no_margin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fileindex, "MARGIN_NS", 0)
     monkeypatch.setenv("BUILDPORT_REPLAY", "0")  # the runs here go file by file (tests/test_replay.py: whole runs)
-
-
-def make_tree(root: Path) -> Path:
-    """A CUDA CMake project, a suite of Makefiles sharing an included file, and a plain CMake file."""
-    shutil.copytree(PROJECT, root / "cmake")
-    shutil.copytree(MAKE_PROJECT, root / "make")
-    (root / "plain").mkdir()
-    (root / "plain" / "CMakeLists.txt").write_text("add_executable(app main.cpp)\n")
-    return root
 
 
 @pytest.fixture
@@ -56,36 +44,6 @@ def invoke(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:
     finally:
         os.chdir(old)
     return result.exit_code, result.stdout_bytes, result.stderr_bytes
-
-
-class Reads:
-    """Counts files opened for reading below ``root`` while active (by ``open`` or ``os.open``)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = str(root.resolve())
-        self.paths: list[str] = []
-
-    def __call__(self, monkeypatch: pytest.MonkeyPatch) -> "Reads":
-        real_open = builtins.open
-
-        def counting_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-            if isinstance(file, (str, os.PathLike)) and "r" in mode:
-                path = os.path.abspath(os.fspath(file))
-                if path.startswith(self.root):
-                    self.paths.append(path)
-            return real_open(file, mode, *args, **kwargs)
-
-        real_os_open = os.open
-
-        def counting_os_open(file: Any, flags: int, *args: Any, **kwargs: Any) -> Any:
-            path = os.path.abspath(os.fspath(file))
-            if path.startswith(self.root) and flags & (os.O_WRONLY | os.O_RDWR) == 0:
-                self.paths.append(path)
-            return real_os_open(file, flags, *args, **kwargs)
-
-        monkeypatch.setattr(builtins, "open", counting_open)
-        monkeypatch.setattr(os, "open", counting_os_open)
-        return self
 
 
 def _runs(args: list[str], tree: Path, cache: Path) -> Iterator[tuple[int, bytes, bytes]]:

@@ -113,7 +113,7 @@ def test_the_shipped_make_tables_are_those_of_the_grammar_and_code_at_hand() -> 
 def test_the_shipped_make_tables_read_as_tables_derived_now() -> None:
     """Every fixture Makefile and a few edge cases give the same tokens, or the same refusal."""
     from buildport.syntax import make, make_scan
-    from tests.test_make_scan import MAKEFILES
+    from tests.support.makefiles import MAKEFILES
 
     shipped = make_scan.shipped_tables(_tab_material())
     assert shipped is not None

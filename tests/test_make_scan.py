@@ -37,18 +37,12 @@ from buildport.syntax import make_lark
 from buildport.syntax.make_scan import Tables, scan, tables
 from buildport.syntax.make_words import _BLANKS, skip_blanks
 from buildport.textio import decode
-from tests.test_make_syntax import makefile_texts
+from tests.support.makefiles import ALPHABET, IDS, MAKEFILES, makefile_texts
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
-MAKEFILES = sorted(
-    p for folder in ("make", "make-syntax", "projects") for p in (ROOT / folder).rglob("*")
-    if p.is_file() and (p.name in ("Makefile", "makefile", "GNUmakefile") or p.suffix == ".mk")
-)  # fmt: skip
-IDS = [str(p.relative_to(ROOT)) for p in MAKEFILES]
 #: The files read with the default tab recipe prefix (the tables below are built for it).
 TAB_MAKEFILES = [p for p in MAKEFILES if ".RECIPEPREFIX" not in p.read_text(encoding="utf-8", errors="replace")]
 TAB_IDS = [str(p.relative_to(ROOT)) for p in TAB_MAKEFILES]
-ALPHABET = " \t\r\n\\$(){}#:;=|%@<?+!&,'\"abdefilnx\ufeff\xe9"
 
 
 def _unfused() -> Tables:

@@ -27,6 +27,7 @@ from buildport.syntax.make import (
     parse_make_lark,
 )  # fmt: skip
 from buildport.textio import decode
+from tests.support.makefiles import makefile_texts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "make-syntax"
 FIXTURE_FILES = sorted(p for p in FIXTURES.iterdir() if p.is_file())
@@ -285,34 +286,6 @@ def test_parse_errors(text: str, message: str, line: int, col: int) -> None:
 
 
 # ---------------------------------------------------------------- properties
-
-WORDS = st.sampled_from(
-    ["CC", "nvcc", "$(CC)", "${X}", "$(foreach s,$(SMS),-gencode $(s))", "$(shell echo '#')", "$@", "$$x",
-     "a.o", "%.o", "%.cu", "-O2", "\\#", "\\", "\\\\", "#c", ":", "::", "=", ":=", "+=", "?=", "!=", ";", "|",
-     "&:", "(", ")", "$(", "${", "}", "é", "\r", "export", "override", "define", "endef", "ifeq", "else",
-     "endif", "include", "vpath", "\ufeff", ",", "'", '"']
-)  # fmt: skip
-BLANKS = st.sampled_from(["", " ", "  ", "\t", " \\\n ", "\\\r\n"])
-LINE_STARTS = st.sampled_from(["", "", "\t", " ", "  ", "\t\t"])
-TEMPLATES = st.sampled_from(
-    ["{w} = {w}", "{w}: {w} {w}", "{w}: {w} = {w}", "{w}: %.o: {w} | {w}", "{w} ; {w}", "ifeq ({w},{w})",
-     "ifdef {w}", "else", "else ifneq ({w},)", "endif", "define {w} =", "endef", "include {w}", "# {w}",
-     "$(eval {w})", "{w}", "export {w} := {w}", ".RECIPEPREFIX = >", "> {w}"]
-)  # fmt: skip
-NEWLINES = st.sampled_from(["\n", "\n", "\r\n", "\\\n", ""])
-
-
-@st.composite
-def makefile_texts(draw: st.DrawFn) -> str:
-    lines = []
-    for _ in range(draw(st.integers(0, 12))):
-        template = draw(TEMPLATES)
-        while "{w}" in template:
-            words = draw(st.lists(WORDS, min_size=0, max_size=3))
-            template = template.replace("{w}", draw(BLANKS).join(words), 1)
-        lines.append(draw(LINE_STARTS) + template + draw(BLANKS) + draw(NEWLINES))
-    return "".join(lines)
-
 
 def round_trip_or_error(text: str) -> None:
     try:

@@ -15,8 +15,7 @@ from buildport.syntax.make import parse_make
 from buildport.syntax.make_scan import scan
 from buildport.syntax.make_tokens import PACK_AFTER, PackedTokens
 from buildport.textio import decode
-from tests.test_make_scan import ALPHABET, IDS, MAKEFILES
-from tests.test_make_syntax import makefile_texts
+from tests.support.makefiles import ALPHABET, IDS, MAKEFILES, makefile_texts
 
 
 def _scanned(text: str, every: int) -> tuple[Any, list[int]] | None:

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from buildport import audit, fileindex, replay, runner
 from buildport.cli import main
 
-from test_file_index import Reads, make_tree
+from tests.support.trees import Reads, make_tree
 
 Outcome = tuple[int, bytes, bytes, str]
 
