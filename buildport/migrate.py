@@ -38,7 +38,7 @@ from buildport.sources import (
 )
 from buildport.textio import (
     NOT_READ, InputError, SourceText, digest, encode, file_kind, read_input, read_source, remove_stale_temporaries,
-    write_atomic,
+    write_atomic, write_new,
 )
 
 
@@ -498,10 +498,10 @@ def apply(plan: Plan, report_texts: dict[str, str] | None = None) -> None:
         if change.kind == "source":
             write_atomic(change.source, change.new_text, root)
     if plan.renamed:
-        _write_new(journal, json.dumps(_journal(plan, report_texts or {}), indent=1) + "\n", 0o600)
+        _write_new(journal, json.dumps(_journal(plan, report_texts or {}), indent=1) + "\n", 0o600, root)
     for change in plan.renamed:
         _write_new(change.path, change.new_text, change.renamed_from.stat().st_mode & 0o7777
-                   if change.renamed_from is not None else 0o644)
+                   if change.renamed_from is not None else 0o644, root)
     for change in plan.changes:
         if change.kind != "source":
             write_atomic(change.source, change.new_text, root)
@@ -759,24 +759,12 @@ def _text_of(path: Path) -> str:
         return ""
 
 
-def _write_new(path: Path, text: str, mode: int = 0o644) -> None:
-    """A report file: written to a temporary file made exclusively beside it (never through a link that a
-    tree may hold under a fixed name), then renamed into place (a link at ``path`` is replaced, not
-    followed)."""
-    import tempfile
-
-    from buildport.textio import encode
-
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".buildport-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(encode(text))
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+def _write_new(path: Path, text: str, mode: int = 0o644, root: Path | None = None) -> None:
+    """A file the migration makes (a report, a renamed source, the journal): written to a temporary file made
+    exclusively beside it (never through a link that a tree may hold under a fixed name), in its folder
+    opened from ``root`` (default: its own folder) without following links, then renamed into place (a
+    link at ``path`` is replaced, not followed)."""
+    write_new(path, text, mode, root if root is not None else path.parent)
 
 
 def reports(plan: Plan, options: Options) -> dict[str, str]:
@@ -787,7 +775,7 @@ def reports(plan: Plan, options: Options) -> dict[str, str]:
 
 def _write_reports(root: Path, texts: dict[str, str]) -> None:
     for name, content in texts.items():
-        _write_new(root / name, content)
+        _write_new(root / name, content, 0o644, root)
 
 
 def renames(plan: Plan) -> dict[Path, Path]:

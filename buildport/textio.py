@@ -324,6 +324,29 @@ def write_atomic(source: SourceText, new_text: str, root: str | os.PathLike[str]
         os.close(folder)
 
 
+def write_new(path: str | os.PathLike[str], new_text: str, mode: int, root: str | os.PathLike[str]) -> None:
+    """Write ``new_text`` to ``path`` below ``root`` (a file buildport makes: a report, a renamed source),
+    replacing what is there, a link included (it is not followed): through a temporary file created
+    exclusively in the folder, opened from ``root`` down without following links as in
+    :func:`write_atomic`, then renamed. :class:`InputError` when the folder leads outside ``root``."""
+    target = os.path.join(os.path.realpath(os.path.dirname(os.fspath(path))), os.path.basename(os.fspath(path)))
+    base = os.path.realpath(root)
+    relative = os.path.relpath(target, base)
+    if relative == os.curdir or relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        raise InputError(os.fspath(path), f"leads to {target} now, outside {base}; not written")
+    *folders, name = relative.split(os.sep)
+    try:
+        folder = _open_folder(base, folders)
+    except OSError as exc:
+        raise InputError(os.fspath(path), f"cannot write: {_folder_reason(exc)}") from None
+    try:
+        info = os.stat_result((mode, 0, 0, 0, os.getuid(), os.getgid(), 0, 0, 0, 0))
+        with _signals_held():
+            _replace(folder, name, encode(new_text), info, os.fspath(path))
+    finally:
+        os.close(folder)
+
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)

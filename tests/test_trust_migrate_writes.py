@@ -131,10 +131,10 @@ def test_a_full_disk_while_writing_is_an_error_not_an_internal_error(tmp_path: P
     out = tmp_path / "out"
     real = migrate_module._write_new
 
-    def full(path: Path, text: str, mode: int = 0o644) -> None:
+    def full(path: Path, text: str, mode: int = 0o644, root: Path | None = None) -> None:
         if path.name == "MIGRATION.md":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, text, mode)
+        real(path, text, mode, root)
 
     monkeypatch.setattr(migrate_module, "_write_new", full)
     code = run_migration(str(root), str(out), False, False, False, (), str(engine(tmp_path)), "keep", 1, True, False,

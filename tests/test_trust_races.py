@@ -98,3 +98,20 @@ def test_in_place_writes_inside_the_folder_named(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert all("HIP" in p.read_text() for p in project.rglob("CMakeLists.txt"))
+
+
+def test_a_file_buildport_makes_is_not_written_through_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    """Reports and renamed sources are new files: their folder is opened from the root without following
+    links, and a link where the file itself goes is replaced, not followed."""
+    from buildport.textio import write_new
+
+    project, outside = tree(tmp_path)
+    swap_for_link(project / "sub", outside)
+    with pytest.raises(InputError, match="outside"):
+        write_new(project / "sub" / "MIGRATION.md", "report\n", 0o644, project)
+    assert not (outside / "MIGRATION.md").exists()
+    (project / "MIGRATION.md").symlink_to(outside / "CMakeLists.txt")
+    write_new(project / "MIGRATION.md", "report\n", 0o644, project)
+    assert not (project / "MIGRATION.md").is_symlink() and (project / "MIGRATION.md").read_text() == "report\n"
+    assert (outside / "CMakeLists.txt").read_text() == CUDA
+    assert (project / "MIGRATION.md").stat().st_mode & 0o777 == 0o644
