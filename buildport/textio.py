@@ -298,16 +298,8 @@ def write_atomic(source: SourceText, new_text: str, root: str | os.PathLike[str]
     original is left as it was.
     """
     target = os.path.realpath(source.path)
-    base = os.path.realpath(root) if root is not None else os.path.dirname(target)
-    relative = os.path.relpath(target, base)
-    if relative == os.curdir or relative == os.pardir or relative.startswith(os.pardir + os.sep):
-        raise InputError(source.path, f"leads to {target} now, outside {base}; not written")
     data = encode(new_text)
-    *folders, name = relative.split(os.sep)
-    try:
-        folder = _open_folder(base, folders)
-    except OSError as exc:
-        raise InputError(source.path, f"cannot re-read before writing: {_folder_reason(exc)}") from None
+    folder, name = _folder_below(source.path, target, root, "cannot re-read before writing")
     try:
         try:
             current, info = _read_at(name, folder)
@@ -329,16 +321,9 @@ def write_new(path: str | os.PathLike[str], new_text: str, mode: int, root: str 
     replacing what is there, a link included (it is not followed): through a temporary file created
     exclusively in the folder, opened from ``root`` down without following links as in
     :func:`write_atomic`, then renamed. :class:`InputError` when the folder leads outside ``root``."""
-    target = os.path.join(os.path.realpath(os.path.dirname(os.fspath(path))), os.path.basename(os.fspath(path)))
-    base = os.path.realpath(root)
-    relative = os.path.relpath(target, base)
-    if relative == os.curdir or relative == os.pardir or relative.startswith(os.pardir + os.sep):
-        raise InputError(os.fspath(path), f"leads to {target} now, outside {base}; not written")
-    *folders, name = relative.split(os.sep)
-    try:
-        folder = _open_folder(base, folders)
-    except OSError as exc:
-        raise InputError(os.fspath(path), f"cannot write: {_folder_reason(exc)}") from None
+    shown = os.fspath(path)
+    target = os.path.join(os.path.realpath(os.path.dirname(shown)), os.path.basename(shown))  # a link: replaced
+    folder, name = _folder_below(shown, target, root, "cannot write")
     try:
         info = os.stat_result((mode, 0, 0, 0, os.getuid(), os.getgid(), 0, 0, 0, 0))
         with _signals_held():
@@ -350,6 +335,21 @@ def write_new(path: str | os.PathLike[str], new_text: str, mode: int, root: str 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def _folder_below(shown: str, target: str, root: str | os.PathLike[str] | None, failing: str) -> tuple[int, str]:
+    """A descriptor of the folder of ``target`` (a resolved path) and its name there, the folder opened from
+    ``root`` (default: the folder itself) down without following links; :class:`InputError` (about ``shown``)
+    when ``target`` is not below ``root`` or a link is met on the way (``failing`` begins that message)."""
+    base = os.path.realpath(root) if root is not None else os.path.dirname(target)
+    relative = os.path.relpath(target, base)
+    if relative == os.curdir or relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        raise InputError(shown, f"leads to {target} now, outside {base}; not written")
+    *folders, name = relative.split(os.sep)
+    try:
+        return _open_folder(base, folders), name
+    except OSError as exc:
+        raise InputError(shown, f"{failing}: {_folder_reason(exc)}") from None
 
 
 def _open_folder(base: str, folders: list[str]) -> int:
