@@ -326,7 +326,8 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
                    "cmake`/`make` would fix (CUDA left in a build file) counts as a warning.")
 @click.option("--select", default="", metavar="RULES", help="Report only these rule ids or id prefixes (comma list).")
 @click.option("--ignore", default="", metavar="RULES", help="Do not report these rule ids or id prefixes (comma list).")
-@click.option("--color/--no-color", default=None, help="Colour the text output (default: when stdout is a terminal).")
+@click.option("--color/--no-color", default=None,
+              help="Colour the text output (default: when stdout is a terminal; NO_COLOR turns it off, FORCE_COLOR on).")
 @_run_options[0]
 @_run_options[1]
 @_run_options[2]
@@ -350,9 +351,20 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
         raise click.UsageError(str(exc)) from None
     cache = _open_cache(cache_dir, no_cache)
     options = {"paths": list(paths), "format": output_format, "fail_on": fail_on, "select": select,
-               "ignore": ignore, "color": color}
+               "ignore": ignore, "color": color,
+               "color_env": [bool(os.environ.get("NO_COLOR")), bool(os.environ.get("FORCE_COLOR"))]}
     with _replayed(cache, "audit", options):
         _audit_run(run_audit(paths, rules, jobs, cache), output_format, fail_on, color)
+
+
+def _color_wanted() -> bool:
+    """Colour by the conventions: ``NO_COLOR`` (set, not empty) turns it off, ``FORCE_COLOR`` on (a CI log
+    that shows colours), else only on a terminal."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return sys.stdout.isatty()
 
 
 def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: bool | None) -> None:
@@ -364,7 +376,7 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
     elif output_format == "sarif":
         click.echo(render_sarif(report), nl=False)
     else:
-        use_color = sys.stdout.isatty() if color is None else color
+        use_color = _color_wanted() if color is None else color
         click.echo(render_text(report, use_color), nl=False, color=use_color)
     for error in report.errors:
         click.echo(error, err=True)

@@ -6,6 +6,7 @@ the finding must point at, and :func:`where` turns it into a 1-based line and co
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -460,3 +461,16 @@ def test_a_file_buildport_ported_is_not_a_file_with_cuda_left() -> None:
     # a file with both languages still is
     both = audit_text(ported + "enable_language(CUDA)\nadd_executable(old old.cu)\n", "CMakeLists.txt", CMAKE)
     assert both is not None and "cmake-hip-present" in [f.rule for f in both.findings]
+
+
+@pytest.mark.parametrize(("env", "coloured"), [({"FORCE_COLOR": "1"}, True), ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),
+                                              ({}, False)])
+def test_colour_follows_no_color_and_force_color(tmp_path: Path, env: dict[str, str], coloured: bool) -> None:
+    (tmp_path / "k.cu").write_text("#include <cuda_runtime.h>\nint main() { return cudaDeviceSynchronize(); }\n")
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    done = subprocess.run([sys.executable, "-m", "buildport", "audit", "--no-cache", str(tmp_path)],
+                          capture_output=True, text=True, env={**base, **env}, timeout=120)
+    assert ("\x1b[" in done.stdout) is coloured, done.stdout
+    forced = subprocess.run([sys.executable, "-m", "buildport", "audit", "--no-cache", "--no-color", str(tmp_path)],
+                            capture_output=True, text=True, env={**base, "FORCE_COLOR": "1"}, timeout=120)
+    assert "\x1b[" not in forced.stdout  # the option wins over the environment
