@@ -319,8 +319,9 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif"]), default="text",
-              show_default=True, help="text for people; json (schema buildport/schemas/audit-v1.json); sarif 2.1.0.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
+              show_default=True, help="text for people; json (schema buildport/schemas/audit-v1.json); sarif 2.1.0; "
+              "github: GitHub Actions annotations.")
 @click.option("--fail-on", type=click.Choice(["info", "warning", "error"]), default="warning", show_default=True,
               help="Exit 1 when a finding of this severity or a higher one remains; a finding `buildport "
                    "cmake`/`make` would fix (CUDA left in a build file) counts as a warning.")
@@ -369,10 +370,12 @@ def _color_wanted() -> bool:
 
 def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: bool | None) -> None:
     from buildport.findings import Severity
-    from buildport.report import render_json, render_sarif, render_text
+    from buildport.report import render_github, render_json, render_sarif, render_text
 
     if output_format == "json":
         click.echo(render_json(report), nl=False)
+    elif output_format == "github":
+        click.echo(render_github(report), nl=False)
     elif output_format == "sarif":
         click.echo(render_sarif(report), nl=False)
     else:

@@ -251,3 +251,28 @@ def _artifact(path: str, base: Path) -> dict[str, str]:
 
 def render_sarif(report: AuditReport, root: Path | None = None) -> str:
     return dumps_indented(to_sarif(report, root), end="\n")
+
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def render_github(report: AuditReport) -> str:
+    """One GitHub Actions workflow command per finding (``::warning file=...,line=...,col=...,title=...::``),
+    which a workflow shows as an annotation on the line; the fix, where there is one, after the message."""
+    out = []
+    for f in report.findings:
+        message = short_message(f) + (f"\nfix: {f.replacement}" if f.fixable and f.replacement else "")
+        properties = ",".join(f"{key}={_github_property(str(value))}" for key, value in
+                              (("file", f.path), ("line", f.line), ("col", f.col), ("title", f.rule)))
+        out.append(f"::{_GITHUB_LEVEL[f.severity]} {properties}::{_github_data(message)}")
+    out += [f"::error::{_github_data(error)}" for error in report.errors]
+    return "".join(line + "\n" for line in out)
+
+
+def _github_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github_property(text: str) -> str:
+    return _github_data(text).replace(":", "%3A").replace(",", "%2C")
+

@@ -9,6 +9,7 @@ oasis-tcs/sarif-spec (``sarif-schema-2.1.0.json``; ``test`` extra).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib import resources
@@ -110,3 +111,28 @@ def test_errors_are_structured_and_validate(tmp_path: Path) -> None:
     assert error["message"].startswith("unbalanced parentheses")
     assert error_json("sub/Makefile: error: not UTF-8 text") == {
         "path": "sub/Makefile", "line": None, "col": None, "message": "not UTF-8 text"}
+
+
+def test_github_annotations_are_one_workflow_command_per_finding() -> None:
+    """``--format github``: a GitHub Actions job shows each finding on its line; the exit code is the gate's."""
+    done = run("--no-cache", "--format", "github", ".")
+    lines = done.stdout.splitlines()
+    assert done.returncode == 1 and lines
+    pattern = re.compile(r"::(error|warning|notice) file=[^,:]+,line=\d+,col=\d+,title=[\w-]+::.+")
+    assert [line for line in lines if not pattern.fullmatch(line)] == []
+    summary = json.loads(run("--no-cache", "--format", "json", ".").stdout)["summary"]
+    assert len(lines) == summary["findings"]
+
+
+def test_github_annotations_escape_what_a_workflow_command_reads() -> None:
+    from buildport.audit import AuditReport, FileAudit
+    from buildport.findings import Finding, Severity
+    from buildport.report import render_github
+
+    finding = Finding("dir,a/x:y.cmake", 3, 5, "cmake-language", Severity.INFO, "CUDA → HIP: 100% done", "",
+                      True, "a\nb")
+    report = AuditReport([FileAudit("dir,a/x:y.cmake", "cmake", [finding])], ["bad.mk:1:1: error: no"])
+    assert render_github(report) == (
+        "::notice file=dir%2Ca/x%3Ay.cmake,line=3,col=5,title=cmake-language::CUDA → HIP: 100%25 done%0Afix: a%0Ab\n"
+        "::error::bad.mk:1:1: error: no\n"
+    )
