@@ -167,7 +167,7 @@ def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
 
 
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
-              progress: Callable[[str], None] | None = None, original: Path | None = None,
+              progress: Callable[[int, int], None] | None = None, original: Path | None = None,
               ask: frozenset[str] = ASK_ALL, engine_timeout: float = ENGINE_TIMEOUT) -> Plan:  # fmt: skip
     """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
     copy of (where the build finds the files outside it that it names). ``ask``: the build tools asked which
@@ -267,12 +267,17 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
     return False
 
 
-def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str], None] | None,
+def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, int], None] | None,
                   timeout: float = ENGINE_TIMEOUT) -> None:
     """Each source the build uses through the engine (on a copy of its bytes: see
-    :func:`~buildport.hipify.run_engine`), then the source rules over what it gave."""
+    :func:`~buildport.hipify.run_engine`), then the source rules over what it gave. ``progress`` is told
+    (files done, files in all) as each file is done."""
+    import threading
+
     files = sorted(plan.sources.all)
     include_dirs = sorted(plan.sources.include_dirs)
+    done = [0]
+    counting = threading.Lock()
 
     def one(path: Path) -> tuple[SourceText | InputError, HipifyResult]:
         try:
@@ -281,7 +286,9 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[str],
             return exc, HipifyResult(str(path))
         result = run_engine(engine, path, include_dirs, timeout, data)
         if progress is not None:
-            progress(str(path))
+            with counting:
+                done[0] += 1
+                progress(done[0], len(files))
         return read_source(path, data), result
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

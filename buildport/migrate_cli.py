@@ -127,11 +127,39 @@ def _with_config(config: Config, root: Path, offload_arch: tuple[str, ...], hipi
 
 def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool, original: Path | None,
           ask: frozenset[str], engine_timeout: float) -> Plan:  # fmt: skip
-    if quiet or not sys.stderr.isatty():
+    if quiet:
         return make_plan(target, options, hipify, jobs, original=original, ask=ask, engine_timeout=engine_timeout)
-    with click.progressbar(length=0, label="hipify", file=sys.stderr) as bar:
-        return make_plan(target, options, hipify, jobs, progress=lambda _path: bar.update(1), original=original,
-                         ask=ask, engine_timeout=engine_timeout)  # fmt: skip
+    if not sys.stderr.isatty():  # a CI log: a plain line now and then
+        return make_plan(target, options, hipify, jobs, progress=_LogProgress(), original=original, ask=ask,
+                         engine_timeout=engine_timeout)
+    with click.progressbar(length=1, label="hipify", file=sys.stderr, show_pos=True) as bar:
+
+        def step(done: int, total: int) -> None:
+            bar.length = total  # known once the sources are: the bar and its ETA count files
+            bar.update(done - bar.pos)
+
+        return make_plan(target, options, hipify, jobs, progress=step, original=original, ask=ask,
+                         engine_timeout=engine_timeout)
+
+
+class _LogProgress:
+    """``hipify: 12/187 files`` on stderr every :attr:`EVERY` seconds of a long conversion, and at its end
+    (a conversion shorter than that says nothing)."""
+
+    EVERY = 10.0
+
+    def __init__(self) -> None:
+        import time
+
+        self.clock = time.monotonic
+        self.last = self.clock()
+        self.said = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        if now - self.last >= self.EVERY or done == total and self.said:
+            self.last, self.said = now, True
+            click.echo(f"hipify: {done}/{total} files", err=True)
 
 
 def _configured_engine(value: str, root: Path, source: Path | None) -> str:

@@ -26,7 +26,7 @@ CONVERT = 'sed s/cuda/hip/g "$f"; echo "CONVERTED refs count: 1" >&2'
 
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
-    root.mkdir()
+    root.mkdir(parents=True)
     (root / "Makefile").write_text(MAKEFILE)
     (root / "a.cu").write_text(GOOD)
     (root / "b.cu").write_text(GOOD.replace("main", "other"))
@@ -172,3 +172,18 @@ def test_in_place_is_refused_when_git_refuses_the_repository(tmp_path: Path) -> 
     assert (root / "Makefile").read_text() == MAKEFILE
     done = CliRunner().invoke(main, ["migrate", str(root), "--force", "--hipify", str(engine(tmp_path, CONVERT))])
     assert done.exit_code == 0, done.output
+
+
+def test_a_long_conversion_says_how_far_it_is_in_a_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not on a terminal (a CI log): a plain line every few seconds, and the last one at the end."""
+    from buildport import migrate_cli
+
+    root = project(tmp_path)
+    monkeypatch.setattr(migrate_cli._LogProgress, "EVERY", 0.0)  # every file is "a while" here
+    code, output = migrate(root, engine(tmp_path, CONVERT))
+    assert code == 0, output
+    assert "hipify: 1/2 files\nhipify: 2/2 files\n" in output
+    monkeypatch.setattr(migrate_cli._LogProgress, "EVERY", 3600.0)
+    again = project(tmp_path / "again")
+    code, output = migrate(again, engine(tmp_path, CONVERT))
+    assert code == 0 and "hipify:" not in output  # a short conversion says nothing
