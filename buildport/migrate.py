@@ -131,18 +131,26 @@ def git_state(path: Path) -> GitState:
     return GitState(True, dirty=bool(done.stdout.strip()))
 
 
+#: The mark of a copy (``--out``) being made: removed when the migration is done. A folder that still has it
+#: was left half-made by a run that was killed, and the next run starts it again.
+INCOMPLETE = ".buildport-incomplete"
+
+
 def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
     """Copy a project; links stay links (their targets, maybe outside, are never copied). Named pipes,
     devices and sockets are not copied: returned, each with why (relative to ``source``). A copy that
-    fails (a full disk, an unreadable file) is a :class:`MigrationError` naming the first file."""
-    if target.exists() and any(target.iterdir()):
+    fails (a full disk, an unreadable file) is a :class:`MigrationError` naming the first file. The copy
+    holds :data:`INCOMPLETE` until :func:`completed` removes it."""
+    if target.exists() and any(p.name != INCOMPLETE for p in target.iterdir()):
         raise MigrationError(f"{target}: the output directory exists and is not empty")
     if target.resolve() == source.resolve() or source.resolve() in target.resolve().parents:
         raise MigrationError(f"{target}: the output directory must not be inside {source}")
+    target.mkdir(parents=True, exist_ok=True)
+    _write_new(target / INCOMPLETE, f"a copy of {source} being migrated\n", 0o644, target)
     left: list[tuple[str, str]] = []
 
     def ignored(folder: str, names: list[str]) -> set[str]:
-        out = {".git"} & set(names)
+        out = {".git", INCOMPLETE} & set(names)
         for name in names:
             try:
                 mode = os.lstat(os.path.join(folder, name)).st_mode
@@ -164,6 +172,22 @@ def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
     except OSError as exc:
         raise MigrationError(f"{exc.filename or target}: cannot copy the project: {exc.strerror or exc}") from None
     return left
+
+
+def half_made(target: Path) -> bool:
+    """Whether ``target`` is a copy an interrupted run left half-made (it holds :data:`INCOMPLETE`, a file);
+    if so it is removed, so that the migration can start again."""
+    mark = target / INCOMPLETE
+    if mark.is_symlink() or not mark.is_file():
+        return False
+    shutil.rmtree(target)
+    return True
+
+
+def completed(target: Path) -> None:
+    """The copy is migrated: its :data:`INCOMPLETE` mark goes."""
+    with contextlib.suppress(FileNotFoundError):
+        (target / INCOMPLETE).unlink()
 
 
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,

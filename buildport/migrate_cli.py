@@ -15,8 +15,8 @@ from buildport.config import load as load_config
 from buildport.findings import Severity
 from buildport.hipify import ENGINE_TIMEOUT, EngineMissing, find_engine
 from buildport.migrate import (
-    ASK_ALL, JOURNAL, MigrationError, Plan, apply, apply_renames, check_engine, copy_tree, finish_interrupted,
-    git_state, make_plan, outside, renames, reports,
+    ASK_ALL, JOURNAL, MigrationError, Plan, apply, apply_renames, check_engine, completed, copy_tree,
+    finish_interrupted, git_state, half_made, make_plan, outside, renames, reports,
 )
 from buildport.options import Options
 from buildport.sources import inside
@@ -78,6 +78,8 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
             if finished and not quiet:
                 click.echo(f"{target}: {finished}")
         else:
+            if half_made(target):
+                click.echo(f"{target}: removed the half-made copy an interrupted run left", err=True)
             created = not target.exists()
             not_copied = copy_tree(root, target)
         plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask, engine_timeout)
@@ -85,11 +87,19 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         check_engine(plan)
         mapping = renames(plan) if rename_sources == "hip" else {}
         if not plan.changes and not mapping:
+            if not in_place:
+                completed(target)
             if not quiet:
                 click.echo(f"{target}: already migrated; nothing to change")
             return EXIT_OK
         apply_renames(plan, mapping)
         apply(plan, reports(plan, options))
+        if not in_place:
+            completed(target)
+    except KeyboardInterrupt:
+        if created:
+            shutil.rmtree(target, ignore_errors=True)  # an interrupted copy leaves nothing to block the rerun
+        raise
     except (MigrationError, ParseError, InputError, OSError) as exc:
         if created:
             shutil.rmtree(target, ignore_errors=True)

@@ -10,6 +10,7 @@ moment do the build files name sources that do not exist.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,34 @@ def test_a_full_disk_while_writing_is_an_error_not_an_internal_error(tmp_path: P
     assert code == 2
     assert f"{out / 'MIGRATION.md'}: cannot write: No space left on device" in capsys.readouterr().err
     assert not out.exists(), "the half-made copy is removed"
+
+
+def test_a_half_made_copy_is_started_again_and_an_interrupted_one_removed(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from buildport import migrate_cli
+    from buildport.migrate import INCOMPLETE
+
+    root, out, tool = project(tmp_path), tmp_path / "out", engine(tmp_path)
+
+    def out_run() -> int:
+        return run_migration(str(root), str(out), False, False, False, (), str(tool), "keep", 1, True, False,
+                             ask=frozenset())
+
+    # a run killed half-way (kill -9) left a copy with its mark: the next run starts again
+    out.mkdir()
+    (out / INCOMPLETE).write_text("")
+    (out / "Makefile").write_text("half")
+    assert out_run() == 0
+    assert "hipcc" in (out / "Makefile").read_text().lower() and not (out / INCOMPLETE).exists()
+    # a finished copy has no mark: a second run into it is refused, as before
+    assert out_run() == 2 and (out / "MIGRATION.md").exists()
+    # Ctrl-C during the plan: nothing is left to block the rerun
+    shutil.rmtree(out)
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(migrate_cli, "make_plan", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        out_run()
+    assert not out.exists()
