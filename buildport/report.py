@@ -8,8 +8,8 @@ directory (``%SRCROOT%``) when they lie below it.
 
 from __future__ import annotations
 
+import hashlib
 import re
-
 from collections import Counter
 from pathlib import Path
 from json.encoder import encode_basestring  # the C one where available
@@ -191,11 +191,12 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
     base = (root or Path.cwd()).resolve()
     findings = report.findings
     artifacts: dict[str, dict[str, str]] = {}  # path → its location: resolved once, not once per finding
+    lines: dict[str, list[str]] = {}  # path → its lines, read once, for the fingerprints
     rule_ids = sorted({f.rule for f in findings})
     index = {rule: i for i, rule in enumerate(rule_ids)}
     run: dict[str, Any] = {
         "tool": {"driver": {
-            "name": "buildport", "version": __version__, "semanticVersion": __version__,
+            "name": "buildport", "version": __version__, "semanticVersion": semantic_version(__version__),
             "rules": [_sarif_rule(rule) for rule in rule_ids],
         }},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": base.as_uri() + "/"}},
@@ -206,7 +207,7 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
                 {"level": "error", "message": {"text": error}} for error in report.errors
             ],
         }],
-        "results": [_sarif_result(f, index[f.rule], base, artifacts) for f in findings],
+        "results": [_sarif_result(f, index[f.rule], base, artifacts, lines) for f in findings],
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -224,7 +225,33 @@ def _sarif_rule(rule: str) -> dict[str, Any]:
     }
 
 
-def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, dict[str, str]]) -> dict[str, Any]:
+def semantic_version(version: str) -> str:
+    """A PEP 440 version as SemVer 2.0 (``0.1.0.dev0`` → ``0.1.0-dev.0``, ``1.2rc1`` → ``1.2.0-rc.1``,
+    ``1.0.post2`` → ``1.0.0+post.2``)."""
+    m = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?(a|b|rc|dev|post)\.?(\d+))?.*", version)
+    if m is None:
+        return "0.0.0"
+    core = ".".join(n or "0" for n in m.group(1, 2, 3))
+    if m.group(4) == "post":  # after the release: build metadata, which does not sort before it
+        return f"{core}+post.{m.group(5)}"
+    return core + (f"-{m.group(4)}.{m.group(5)}" if m.group(4) else "")
+
+
+def _fingerprint(f: Finding, lines: dict[str, list[str]]) -> str:
+    """A hash of the rule, the file and the text of the finding's line (blanks squeezed): it stays when lines
+    above it come and go, so code scanning matches a finding across runs."""
+    if f.path not in lines:
+        try:
+            lines[f.path] = Path(f.path).read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+        except OSError:
+            lines[f.path] = []
+    text = lines[f.path][f.line - 1] if 0 < f.line <= len(lines[f.path]) else ""
+    material = "\0".join((f.rule, f.path, " ".join(text.split())))
+    return hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, dict[str, str]],
+                  lines: dict[str, list[str]]) -> dict[str, Any]:
     text = f.message + (f" ({f.suggestion})" if f.suggestion else "")
     if f.fixable and f.replacement:
         text += f" Auto-fixable: buildport writes `{f.replacement}`."
@@ -237,6 +264,7 @@ def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, 
             "artifactLocation": artifacts.get(f.path) or artifacts.setdefault(f.path, _artifact(f.path, base)),
             "region": {"startLine": f.line, "startColumn": f.col},
         }}],
+        "partialFingerprints": {"buildportLine/v1": _fingerprint(f, lines)},
         "properties": {"fixable": f.fixable},
     }
 

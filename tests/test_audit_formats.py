@@ -98,6 +98,25 @@ def test_sarif_shape_for_code_scanning() -> None:
         assert result["level"] in ("error", "warning", "note") and result["message"]["text"]
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run_["results"]}
     assert {"CMakeLists.txt", "Makefile", "common.mk", "src/kernel.cu", "src/host.cpp"} == uris
+    assert re.fullmatch(r"\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?(\+[0-9A-Za-z.]+)?", run_["tool"]["driver"]["semanticVersion"])
+    prints = [r["partialFingerprints"]["buildportLine/v1"] for r in run_["results"]]
+    assert all(re.fullmatch(r"[0-9a-f]{32}", p) for p in prints)
+
+
+def test_sarif_fingerprints_stay_when_lines_above_move(tmp_path: Path) -> None:
+    """Code scanning matches a finding across runs by its fingerprint: a line added above it changes its
+    line number, not its fingerprint."""
+    (tmp_path / "CMakeLists.txt").write_text("project(p LANGUAGES CXX CUDA)\nadd_executable(a a.cu)\n")
+
+    def fingerprints() -> dict[str, str]:
+        done = subprocess.run([sys.executable, "-m", "buildport", "audit", "--no-cache", "--format", "sarif", "."],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120)
+        results = json.loads(done.stdout)["runs"][0]["results"]
+        return {r["ruleId"]: r["partialFingerprints"]["buildportLine/v1"] for r in results}
+
+    before = fingerprints()
+    (tmp_path / "CMakeLists.txt").write_text("# a comment\n" + (tmp_path / "CMakeLists.txt").read_text())
+    assert fingerprints() == before and before
 
 
 def test_errors_are_structured_and_validate(tmp_path: Path) -> None:
