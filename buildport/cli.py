@@ -297,10 +297,22 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
     return EXIT_OK
 
 
+def _diff_names(path: str) -> tuple[str, str]:
+    """The ``---``/``+++`` names of a file's diff: ``a/`` and ``b/`` before its path from the working folder
+    (``../x`` and ``/abs/x`` below it made plain, so that ``git apply`` takes the diff there), else its
+    absolute path on both lines (a file outside the working folder)."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute, os.getcwd())
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep) or os.path.isabs(relative):
+        return absolute, absolute
+    name = relative.replace(os.sep, "/")
+    return f"a/{name}", f"b/{name}"
+
+
 def _unified(path: str, old: str, new: str, regions: list[Region] | None) -> str:
     from buildport.linediff import unified
 
-    a, b = (path, path) if path.startswith("/") else (f"a/{path}", f"b/{path}")
+    a, b = _diff_names(path)
     out = []
     for line in unified(old, new, regions, a, b):
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")

@@ -89,6 +89,24 @@ def test_check_with_diff_prints_the_diff_and_fails(project: Path) -> None:
     assert refused.returncode == 2 and b"--in-place writes the files" in refused.stderr
 
 
+def test_a_diff_applies_with_git_apply_whatever_the_path_was_given_as(tmp_path: Path) -> None:
+    """Paths given absolute or through ``..`` are written from the working folder with a/ and b/, as git
+    apply wants them; a file outside the working folder keeps its absolute path."""
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    (repo / "other").mkdir()
+    for folder in ("sub", "other"):
+        (repo / folder / "CMakeLists.txt").write_text(CUDA_PROJECT)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for given in (str(repo / "sub" / "CMakeLists.txt"), "sub/../other/CMakeLists.txt"):
+        diff = run("cmake", "--diff", given, cwd=repo).stdout
+        assert diff.startswith(b"--- a/") and b"/../" not in diff.splitlines()[0]
+        check = subprocess.run(["git", "apply", "--check", "-"], input=diff, cwd=repo, capture_output=True)
+        assert check.returncode == 0, check.stderr
+    outside = run("cmake", "--diff", "../other/CMakeLists.txt", cwd=repo / "sub").stdout
+    assert outside.splitlines()[0] == f"--- {repo / 'other' / 'CMakeLists.txt'}".encode()
+
+
 def test_stdin_to_stdout() -> None:
     out = run("cmake", "-", stdin=b"add_executable(a a.cu)\r\n")
     assert out.returncode == 0
