@@ -230,20 +230,26 @@ def read_bytes(name: str, size: int | None = None) -> bytes:
             info = os.fstat(fd)
             check_regular(info)
             size = info.st_size
-        data = os.read(fd, size + 1)
-        if len(data) == size:
-            return data  # as the stat said: no need to ask for the end
-        chunks = [data]
-        total = len(data)
-        while data:
-            data = os.read(fd, 1 << 20)
-            chunks.append(data)
-            total += len(data)
-            if total > MAX_FILE_BYTES:
-                raise NotARegularFile(0, f"larger than {MAX_FILE_BYTES >> 20} MiB{NOT_READ}")
-        return b"".join(chunks)
+        return _read_open(fd, size)
     finally:
         os.close(fd)
+
+
+def _read_open(fd: int, size: int) -> bytes:
+    """The bytes of the open regular file ``fd``, whose size a stat said was ``size``: read to its end
+    (it may have grown), up to :data:`MAX_FILE_BYTES`."""
+    data = os.read(fd, size + 1)
+    if len(data) == size:
+        return data  # as the stat said: no need to ask for the end
+    chunks = [data]
+    total = len(data)
+    while data:
+        data = os.read(fd, 1 << 20)
+        chunks.append(data)
+        total += len(data)
+        if total > MAX_FILE_BYTES:
+            raise NotARegularFile(0, f"larger than {MAX_FILE_BYTES >> 20} MiB{NOT_READ}")
+    return b"".join(chunks)
 
 
 def check_regular(info: os.stat_result) -> None:
@@ -311,7 +317,7 @@ def write_atomic(source: SourceText, new_text: str, root: str | os.PathLike[str]
         if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
             raise InputError(source.path, "file is read-only; not written")
         with _signals_held():
-            _replace(folder, name, data, info, source.path)
+            _replace(folder, name, data, mode, (info.st_uid, info.st_gid), source.path)
     finally:
         os.close(folder)
 
@@ -325,9 +331,8 @@ def write_new(path: str | os.PathLike[str], new_text: str, mode: int, root: str 
     target = os.path.join(os.path.realpath(os.path.dirname(shown)), os.path.basename(shown))  # a link: replaced
     folder, name = _folder_below(shown, target, root, "cannot write")
     try:
-        info = os.stat_result((mode, 0, 0, 0, os.getuid(), os.getgid(), 0, 0, 0, 0))
         with _signals_held():
-            _replace(folder, name, encode(new_text), info, os.fspath(path))
+            _replace(folder, name, encode(new_text), mode, None, shown)
     finally:
         os.close(folder)
 
@@ -375,22 +380,19 @@ def _folder_reason(exc: OSError) -> str:
 
 def _read_at(name: str, folder: int) -> tuple[bytes, os.stat_result]:
     """The bytes and status of the file ``name`` in the open ``folder``, not through a link."""
-    fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=folder)
+    fd = os.open(name, _READ_FLAGS | _NOFOLLOW, dir_fd=folder)
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks), info
+        check_regular(info)
+        return _read_open(fd, info.st_size), info
     finally:
         os.close(fd)
 
 
-def _replace(folder: int, name: str, data: bytes, info: os.stat_result, shown: str) -> None:
+def _replace(folder: int, name: str, data: bytes, mode: int, owner: tuple[int, int] | None, shown: str) -> None:
     """Write ``data`` to a new temporary file beside ``name`` in the open ``folder`` and rename it over
-    ``name``."""
+    ``name``; the file gets ``mode`` and, where allowed, ``owner`` (user and group ids; None: the
+    process's)."""
     tmp, fd = "", -1
     for _ in range(100):
         tmp = f".{name}.{os.urandom(4).hex()}{TEMPORARY_SUFFIX}"
@@ -408,10 +410,10 @@ def _replace(folder: int, name: str, data: bytes, info: os.stat_result, shown: s
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-            os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
-            if hasattr(os, "fchown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            os.fchmod(handle.fileno(), mode)
+            if owner is not None and hasattr(os, "fchown") and owner != (os.getuid(), os.getgid()):
                 try:
-                    os.fchown(handle.fileno(), info.st_uid, info.st_gid)
+                    os.fchown(handle.fileno(), *owner)
                 except PermissionError:
                     pass  # an ordinary user cannot give a file away; the mode is kept all the same
         os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
