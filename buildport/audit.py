@@ -496,7 +496,7 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
     """
     seen: set[str] = set()
     makefiles: list[str] = []
-    skipped = _Unaudited(errors)  # a named pipe or a device where a build file's name is: not audited, said
+    skipped: list[str] = []  # what discovery left out; of it, what is no regular file is not audited: said
     trail = index.trail if index is not None else None  # what the run looks at (buildport.replay)
     for p in paths:
         path = Path(p)
@@ -517,21 +517,10 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
                 if kind == MAKE:
                     makefiles.append(name)
                 yield name, kind
+    # a named pipe or a device under a build file's name (links out of the tree and binary files are left out
+    # of an audit quietly)
+    errors.extend(note.replace(": skipped: ", ": error: ", 1) for note in skipped if note.endswith(NOT_READ))
     yield from ((p, MAKE) for p in included_makefiles(makefiles, contents, index, words) if p not in seen)
-
-
-class _Unaudited(list[str]):
-    """Discovery's list of skipped files, which passes on to ``errors`` those that are not regular files
-    (links out of the tree and binary files are left out of an audit quietly, as before)."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__()
-        self.errors = errors
-
-    def append(self, note: str) -> None:
-        if note.endswith(NOT_READ):
-            self.errors.append(note.replace(": skipped: ", ": error: ", 1))
-        super().append(note)
 
 
 def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) -> FileAudit | None:
