@@ -37,7 +37,8 @@ from buildport.sources import (
     INCLUDE_DIRECTIVE, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
 )
 from buildport.textio import (
-    NOT_READ, InputError, SourceText, digest, encode, file_kind, read_input, read_source, remove_stale_temporaries,
+    NOT_READ, InputError, SourceText, digest, encode, file_kind, read_bytes, read_input, read_source,
+    remove_stale_temporaries,
     write_atomic, write_new,
 )
 
@@ -80,6 +81,8 @@ class Plan:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     hip_version: tuple[int, int] | None = None  # the installed HIP's, for the source fixes that depend on it
     hipify_failures: list[tuple[str, str]] = field(default_factory=list)
+    #: How many sources were handed to the engine (those that could be read).
+    engine_given: int = 0
     engine: str = ""
     #: Sources written under a new name by --rename-sources hip (no longer in ``changes``: written already).
     renamed: list[Change] = field(default_factory=list)
@@ -318,6 +321,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         read = list(pool.map(one, files))
     results = [result for _source, result in read]
+    plan.engine_given = sum(1 for source, _result in read if not isinstance(source, InputError))
     # a warp mask macro one header defines (#define FULLMASK 0xffffffff) and other files use
     full_masks: frozenset[str] = frozenset()
     if any(r.text and "_sync" in r.text for r in results):
@@ -360,8 +364,7 @@ def check_engine(plan: Plan) -> None:
     """:class:`MigrationError` when the engine failed on every source it was given: most likely an
     engine that is broken, and writing the ported build over sources all left in CUDA would leave a
     tree that builds neither way."""
-    given = len(plan.sources.all) - sum(1 for f in plan.findings if f.rule == "hipify-failed"
-                                        and "could not be read" in f.message)
+    given = plan.engine_given
     if given and len(plan.hipify_failures) == given:
         path, why = plan.hipify_failures[0]
         raise MigrationError(f"{Path(plan.engine).name} failed on every source the build uses ({given}; "
@@ -559,10 +562,8 @@ def check_writable(plan: Plan) -> None:
             problems.append(f"{plan.relative(change.path)}: exists already")
         if change.renamed_from is not None:
             problems += _cannot_write(change.renamed_from, root, change.source)
-    for name in (*REPORT_NAMES, *([JOURNAL] if plan.renamed else [])):
-        if not os.access(root, os.W_OK):
-            problems.append(f"{root}: the folder cannot be written (for {name})")
-            break
+    if not os.access(root, os.W_OK | os.X_OK):
+        problems.append(f"{root}: the folder cannot be written (for the reports)")
     if problems:
         listed = "\n  ".join(problems[:20]) + (f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else "")
         raise MigrationError(f"{len(problems)} file{'s' if len(problems) != 1 else ''} could not be written; "
@@ -578,7 +579,7 @@ def _cannot_write(path: Path, root: Path, source: SourceText) -> list[str]:
         return [f"{path}: outside {root}; not written"]
     try:
         info = real.stat()
-        current = real.read_bytes()
+        current = read_bytes(str(real))
     except OSError as exc:
         return [f"{path}: cannot be read again: {exc.strerror or exc}"]
     if digest(current) != source.digest:
@@ -608,9 +609,9 @@ def finish_interrupted(root: Path) -> str:
     what was done, ``""`` when there was nothing to finish.
 
     When the run died before every new file existed, nothing but those and the sources changed in place
-    had been written: the new files are removed (the next run renames again). Otherwise the build files are brought to the text the journal
-    holds (those still as they were) and the old files deleted: the tree is as that run would have
-    left it."""
+    had been written: the new files are removed (the next run renames again). Otherwise the build files
+    are brought to the text the journal holds (those still as they were) and the old files deleted: the
+    tree is as that run would have left it."""
     journal = root / JOURNAL
     if journal.is_symlink() or not journal.is_file():
         return ""
