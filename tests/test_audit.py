@@ -86,6 +86,7 @@ POSITIVE = [
      "thrust_create_target", True),
     ("make-host-compile", MAKE, "app: a.o k.o\n\t$(CXX) -o app a.o k.o -lcudart\na.o: a.cpp\n\t$(CXX) -c a.cpp\n",
      "$(CXX) -c", True),
+    ("make-device-link", MAKE, "dl.o: a.o b.o\n\tnvcc -dlink a.o b.o -o $@\n", "-dlink", True),
     ("make-nvhpc-path", MAKE, "MPI_ROOT = /opt/nvidia/hpc_sdk/Linux_x86_64/24.5/comm_libs/openmpi4\n",
      "/opt/nvidia", True),
     ("make-nvhpc-path", MAKE, "NVCXX = /opt/nvidia/hpc_sdk/Linux_x86_64/24.5/compilers/bin/nvc++\n",

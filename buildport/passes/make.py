@@ -21,6 +21,7 @@ from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
 from buildport.rules.flags import BY_NAME
 from buildport.rules.libraries import BY_LINK_NAME, WORD_RENAMES
 from buildport.rules.make import (
+    DEVICE_LINK_SUFFIX,
     DIR_VARIABLES,
     FLAG_VARIABLE,
     HOST_LINKERS,
@@ -348,7 +349,7 @@ def _command(ctx: MakeContext, span: Span) -> None:
         piece = [_before_separator(ctx.text, span) for span in spans[begin:end]]
         piece = [span for span in piece if span.start < span.end]
         if begin in launches:  # the compiler and the words it is given
-            _words(ctx, piece, flags=True, command=True, variable="", at=0)
+            _words(ctx, _device_link_step(ctx, piece), flags=True, command=True, variable="", at=0)
         else:  # another program, or what comes before the compiler: nvcc flags only if one says so
             _words(ctx, piece, flags=any(is_nvcc_only(w) for w in words[begin:end]), command=False, variable="")
 
@@ -373,6 +374,54 @@ def _device_links(ctx: MakeContext, spans: list[Span], words: list[str], launche
         ctx.report(spans[compiler].start, "make-nvcc-flag", Severity.INFO,
                    f"a link of objects compiled with -dc → {_DEVICE_LINK} added, for the device code",
                    fixable=True, replacement=_DEVICE_LINK)
+
+
+#: nvcc's flags for its separate device-link step, and those naming its output.
+_DEVICE_LINK_STEP = frozenset({"-dlink", "--device-link"})
+_OUTPUT = ("-o", "--output-file")
+
+
+def _device_link_step(ctx: MakeContext, piece: list[Span]) -> list[Span]:
+    """``nvcc ... -dlink -o OUT`` → ``$(HIPCC) ... $(HIP_DEVICE_LINK) -o OUT.hiplink && $(call
+    hip_device_object,OUT)``: the object nvcc's step makes, for the host compiler that links the program
+    (:data:`~buildport.rules.make.DEVICE_OBJECT`). The piece's other words are ported as before; without a
+    named output (nvcc's default ``a_dlink.o``) the flag stays, and is reported."""
+    words = [span.of(ctx.text) for span in piece]
+    step = next((i for i, word in enumerate(words) if word in _DEVICE_LINK_STEP), None)
+    if step is None:
+        return piece
+    output = _output_word(words)
+    if output is None:
+        return piece
+    flag, index = output
+    out = words[index].partition("=")[2] if flag == index else words[index]
+    if not out or "," in out or out.endswith(DEVICE_LINK_SUFFIX):
+        return piece
+    ctx.replace(piece[step], "$(HIP_DEVICE_LINK)")
+    if flag == index:  # --output-file=OUT
+        ctx.replace(piece[index], f"-o {out}{DEVICE_LINK_SUFFIX}")
+    else:
+        ctx.replace(piece[flag], "-o")
+        ctx.replace(piece[index], out + DEVICE_LINK_SUFFIX)
+    end = piece[-1].end
+    ctx.replace(Span(end, end), f" && $(call hip_device_object,{out})")
+    ctx.report(piece[step].start, "make-device-link", Severity.INFO,
+               f"nvcc's device-link step → a program linked from the same objects (host symbols left unresolved), "
+               f"whose device code becomes {out}, for the host linker",
+               fixable=True, replacement="$(HIP_DEVICE_LINK)")
+    return [span for i, span in enumerate(piece) if i not in (step, flag, index)]
+
+
+def _output_word(words: list[str]) -> tuple[int, int] | None:
+    """Which words name the output of a command: the flag's and the name's (one word for
+    ``--output-file=OUT`` and ``-o=OUT``, two for ``-o OUT`` and ``--output-file OUT``)."""
+    for i, word in enumerate(words):
+        if word in _OUTPUT and i + 1 < len(words):
+            return i, i + 1
+        name, equals, _ = word.partition("=")
+        if equals and name in _OUTPUT:
+            return i, i
+    return None
 
 
 def _pieces(words: list[str], launches: list[int]) -> list[tuple[int, int]]:
@@ -434,7 +483,7 @@ _DEVICE_C = re.compile(r"(?<!\S)(?:-dc|--device-c)(?!\S)")
 _ROCM_LIB_DIR = re.compile(r"(?:^|\s)-L\$\(ROCM_PATH\)/lib/?(?:\s|$)")
 #: Words after the compiler that make a command something else than a link of objects into a program.
 _NOT_A_LINK = frozenset({"-c", "-dc", "--device-c", "-E", "-S", "-M", "-MM", "-dlink", "--device-link", "-lib", "--lib",
-                         "-fgpu-rdc", "--hip-link", "-ptx", "-cubin", "-fatbin"})
+                         "-fgpu-rdc", "--hip-link", "-ptx", "-cubin", "-fatbin", "$(HIP_DEVICE_LINK)"})
 
 
 def _compiles_relocatable(ctx: MakeContext) -> bool:

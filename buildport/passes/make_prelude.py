@@ -14,7 +14,8 @@ from buildport.syntax.make_nodes import SELECTABLE, Assignment, Conditional
 
 def prelude(ctx: MakeContext, new_text: str) -> str:
     """The toolchain variables the ported text uses and does not define."""
-    wanted = [name for name, _ in PRELUDE if f"$({name})" in new_text or f"${{{name}}}" in new_text]
+    wanted = [name for name, _ in PRELUDE
+              if f"$({name})" in new_text or f"${{{name}}}" in new_text or f"$(call {name}," in new_text]
     # hipcc with no --offload-arch builds for gfx803 (PORTING-FACTS): a file that launches the HIPCC it
     # defines and names no target, as nvcc with its default architecture did, gets the overridable list
     # ... and so does a file that names targets only in some of its conditional branches (nvcc's version, a

@@ -147,6 +147,12 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("make-nvcc-flag", "nvcc flags", INFO, "make", "yes",
               "nvcc-only flags in a flag variable or recipe become hipcc flags or are removed.",
               "buildport.rules.flags"),
+    BuildRule("make-device-link", "nvcc's separate device-link step", INFO, "make", "yes",
+              "`nvcc -dlink a.o b.o -o dlink.o`, whose object a host compiler (`mpicc`, `g++`) then links with "
+              "`a.o b.o`: clang links device code only where it links a program, so the step links one from the "
+              "same objects with `$(HIP_DEVICE_LINK)` (host symbols left unresolved) and `hip_device_object` "
+              "makes `dlink.o` of its device code (`objcopy`, `nm` and `as` from binutils).",
+              "clang-15 and hipcc from ROCm 5.2, measured (FastEddy)"),
     BuildRule("make-library", "CUDA library linked", INFO, "make", "yes",
               "`-lcudart`, `-lcublas`, ... become the ROCm libraries; hipcc links the HIP runtime itself.",
               "buildport.rules.libraries"),

@@ -72,6 +72,7 @@ FLAGS: tuple[Flag, ...] = (
                  "*": ("-std={value}",)},
          note="C++11 → C++14: rocPRIM, rocThrust and hipCUB need C++14"),
     Flag(("-m", "--machine"), "value", values={"64": ("-m64",), "32": ("-m32",)}),
+    Flag(("--output-file",), "value", values={"*": ("-o", "{value}")}, note="clang refuses nvcc's long spelling"),
     Flag(("-Werror", "--Werror"), "value",
          values={"all-warnings": ("-Werror",), "cross-execution-space-call": (), "default-stream-launch": (),
                  "missing-launch-bounds": (), "ext-lambda-captures-this": (),

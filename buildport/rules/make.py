@@ -75,11 +75,31 @@ HIPCC_DEFAULT_STANDARD = "-std=gnu++17"
 #: variable that copies HIPCC with := gets it always.
 HIPCC_RUNTIME_INCLUDE = "$(if $(filter %.c %.cc %.cpp %.cxx %.C,$<),,-include hip/hip_runtime.h)"
 
+#: nvcc's separate device link (``nvcc -dlink a.o b.o -o dlink.o``, the program then linked by a host compiler
+#: with ``dlink.o``): clang links device code only where it links a program (``--hip-link``; hipcc adds
+#: ``-lgcc_s``, which a relocatable link cannot take, and with a library ``--cuda-device-only`` links a program
+#: too, ROCm 5.2). So the port links one from the same objects, host symbols left unresolved, to
+#: ``OUT.hiplink``, and ``hip_device_object`` makes ``OUT`` of its device code: the ``.hip_fatbin`` section
+#: under each ``__hip_fatbin`` name clang gave it, defined weak (a link by hipcc with ``--hip-link`` that
+#: also lists the object keeps its own).
+DEVICE_LINK_FLAGS = "-fgpu-rdc --hip-link -Wl,--unresolved-symbols=ignore-all -Wl,-z,noexecstack"
+DEVICE_LINK_SUFFIX = ".hiplink"
+DEVICE_OBJECT = (
+    f"objcopy -O binary -j .hip_fatbin $(1){DEVICE_LINK_SUFFIX} $(1).hipfb"
+    " && { printf '\\t.section .hip_fatbin,\"a\",@progbits\\n\\t.p2align 12\\n'"
+    f" && nm -g --defined-only $(1){DEVICE_LINK_SUFFIX}"
+    " | sed -n 's/^.* [Rr] \\(__hip_fatbin[A-Za-z0-9_]*\\)$$/\\t.weak \\1\\n\\1:/p'"
+    " && printf '\\t.incbin \"%s\"\\n\\t.section .note.GNU-stack,\"\",@progbits\\n' $(1).hipfb; }"
+    f" | $(AS) -o $(1) && rm -f $(1){DEVICE_LINK_SUFFIX} $(1).hipfb"
+)
+
 PRELUDE: tuple[tuple[str, str], ...] = (
     ("ROCM_PATH", ROCM_ROOT_LINE),
     ("HIPCC", "HIPCC ?= $(ROCM_PATH)/bin/hipcc"),
     ("HIP_OFFLOAD_ARCH", "HIP_OFFLOAD_ARCH ?= {arch}"),
     ("HIP_ARCH_FLAGS", "HIP_ARCH_FLAGS = $(addprefix --offload-arch=,$(HIP_OFFLOAD_ARCH))"),
+    ("HIP_DEVICE_LINK", f"HIP_DEVICE_LINK = {DEVICE_LINK_FLAGS}"),
+    ("hip_device_object", f"hip_device_object = {DEVICE_OBJECT}"),
 )
 
 #: Words (any case) of lines that detect NVIDIA platforms or find CUDA libraries: kept, and reported.

@@ -192,6 +192,15 @@ PROJECTS = {
         cuda_make_args=("OTHER_INCLUDES=-I{cuda}/include", "TEST_LDFLAGS=-L{cuda}/lib64"),
         make_dir="main",
     ),
+    "make-device-link": Project(
+        kind="make",
+        executables=("model",),
+        build_files=("Makefile",),
+        # nvcc -dlink makes model_devlink.o of the -dc objects' device code (a kernel of step.cu calls a device
+        # function of physics.cu), which cc links with them: the port's step makes the same object for cc
+        sources=("step.cu",),
+        cuda_make_args=("TEST_LDFLAGS=-L{cuda}/lib64",),
+    ),
     "mixed-library": Project(
         kind="cmake",
         executables=("test_randstats",),
