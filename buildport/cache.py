@@ -95,6 +95,17 @@ def code_fingerprint() -> str:
     return _fingerprint
 
 
+def rules_fingerprint() -> str:
+    """:func:`code_fingerprint` and the rule set in use (a project's rows): what every stored result
+    depends on besides its file and options."""
+    from buildport.rules.ruleset import active
+
+    rows = active().key()
+    if rows == [[], []]:
+        return code_fingerprint()
+    return hashlib.sha256(json.dumps([code_fingerprint(), rows]).encode()).hexdigest()
+
+
 class Keys:
     """The cache keys of one kind of work under one set of options (``options`` must be
     JSON-serialisable and canonical): the code, kind and options are hashed once."""
@@ -102,7 +113,7 @@ class Keys:
     __slots__ = ("_head", "context")
 
     def __init__(self, kind: str, options: Any) -> None:
-        self._head = hashlib.sha256(json.dumps([code_fingerprint(), kind, options], sort_keys=True).encode())
+        self._head = hashlib.sha256(json.dumps([rules_fingerprint(), kind, options], sort_keys=True).encode())
         #: Names what the keys share: the file of paths with nothing to do (see Cache.is_clean).
         self.context = self._head.hexdigest()[:32]
 
@@ -123,7 +134,7 @@ class Cache:
         self._new_clean: dict[str, dict[str, str]] = {}
         self._folders: set[str] | None = None  # the two-digit folders present when first read
         #: What earlier runs read of each file (see buildport.fileindex); None when switched off.
-        self.files = FileIndex(root, code_fingerprint()) if file_index_enabled() else None
+        self.files = FileIndex(root, rules_fingerprint()) if file_index_enabled() else None
         if max_bytes is None:
             try:
                 max_bytes = int(float(os.environ.get("BUILDPORT_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 1e6)

@@ -26,6 +26,7 @@ from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fast --version and --help)
     from buildport.audit import AuditReport
     from buildport.cache import Cache
+    from buildport.config import Config
     from buildport.findings import Finding
     from buildport.result import Region
     from buildport.runner import Run
@@ -110,6 +111,38 @@ _run_options = (
 )
 
 
+_config_option = click.option(
+    "--config", "config_file", default=None, metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
+    help="The configuration file (default: buildport.toml, or pyproject.toml with [tool.buildport], in the folder "
+         "that holds the paths given or above it, up to the project root).")
+
+
+def _configured(paths: Sequence[str], config_file: str | None) -> Config:
+    """The project's configuration (``--config``, else found from ``paths``), its rule set made the one the
+    run ports with; a file buildport cannot use ends the command (exit 2)."""
+    from buildport import config as project_config
+    from buildport.rules import ruleset
+
+    try:
+        path = Path(config_file) if config_file else project_config.find(paths)
+        config = project_config.read(path) if path is not None else project_config.Config()
+    except project_config.ConfigError as exc:
+        click.echo(str(exc), err=True)
+        sys.exit(EXIT_ERROR)
+    ruleset.use(config.rules)
+    return config
+
+
+def _given(*names: str) -> frozenset[str]:
+    """Which of the options (long names) the command line or the environment gave, whatever their value:
+    click's parameter source, not a comparison with the default."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    defaulted = (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)
+    return frozenset(name for name in names if ctx.get_parameter_source(name.replace("-", "_")) not in defaulted)
+
+
 def _open_cache(cache_dir: Path | None, no_cache: bool) -> Cache | None:
     """The cache a command uses, or None with ``--no-cache``.
 
@@ -133,9 +166,9 @@ def _replayed(cache: Cache | None, command: str, options: dict[str, Any]) -> Abs
 
     if cache is None or cache.files is None or click.get_current_context().meta.get(_DEBUG) or not replay.enabled():
         return nullcontext()
-    from buildport.cache import code_fingerprint
+    from buildport.cache import rules_fingerprint
 
-    key = replay.key_of(code_fingerprint(), command, options)
+    key = replay.key_of(rules_fingerprint(), command, options)
     return replay.session(replay.Memos(cache.root / replay.FOLDER), key, cache.files)
 
 
@@ -152,6 +185,7 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
                      help=_ARCH_HELP),
         click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
         click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten."),
+        _config_option,
         *_run_options,
     )):
         function = option(function)
@@ -161,14 +195,26 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
 @main.command()
 @_rewrite_options
 def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
-         quiet: bool, verbose: bool, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
+         quiet: bool, verbose: bool, config_file: str | None, jobs: int, cache_dir: Path | None,
+         no_cache: bool) -> None:
     """Port GNU Makefiles (Makefile, makefile, GNUmakefile, *.mk, and what they include; - reads stdin).
 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
+    offload_arch, jobs = _with_config(_configured(paths, config_file), offload_arch, jobs)
     _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
              jobs, _open_cache(cache_dir, no_cache))
+
+
+def _with_config(config: Config, offload_arch: tuple[str, ...], jobs: int) -> tuple[tuple[str, ...], int]:
+    """``--offload-arch`` and ``--jobs`` from the configuration where the command line did not give them."""
+    given = _given("offload-arch", "jobs")
+    if "offload-arch" not in given and "offload-arch" in config.options:
+        offload_arch = config.offload_arch
+    if "jobs" not in given and "jobs" in config.options:
+        jobs = int(config.options["jobs"])
+    return offload_arch, jobs
 
 
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
@@ -232,12 +278,14 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
 @main.command()
 @_rewrite_options
 def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
-          quiet: bool, verbose: bool, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
+          quiet: bool, verbose: bool, config_file: str | None, jobs: int, cache_dir: Path | None,
+          no_cache: bool) -> None:
     """Port CMakeLists.txt / *.cmake files (or every one below a directory; - reads stdin).
 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
+    offload_arch, jobs = _with_config(_configured(paths, config_file), offload_arch, jobs)
     _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
              jobs, _open_cache(cache_dir, no_cache))
 
@@ -341,11 +389,12 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
 @click.option("--ignore", default="", metavar="RULES", help="Do not report these rule ids or id prefixes (comma list).")
 @click.option("--color/--no-color", default=None,
               help="Colour the text output (default: when stdout is a terminal; NO_COLOR turns it off, FORCE_COLOR on).")
+@_config_option
 @_run_options[0]
 @_run_options[1]
 @_run_options[2]
 def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str, ignore: str,
-          color: bool | None, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
+          color: bool | None, config_file: str | None, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
     """List every CUDA dependency in build files and sources; writes nothing.
 
     PATHS are directories (walked; hidden directories and build trees skipped)
@@ -362,6 +411,7 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
         rules = RuleFilter.parse(select, ignore)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
+    _, jobs = _with_config(_configured(paths, config_file), (), jobs)
     cache = _open_cache(cache_dir, no_cache)
     options = {"paths": list(paths), "format": output_format, "fail_on": fail_on, "select": select,
                "ignore": ignore, "color": color,
@@ -425,10 +475,11 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
               "with what it started, and the file is listed as not converted).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every finding that needs a person.")
+@_config_option
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
             offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
             no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
-            verbose: bool) -> None:
+            verbose: bool, config_file: str | None) -> None:
     """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
     write MIGRATION.md and migration.json (what changed, what a person still has to do).
 
@@ -442,4 +493,6 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
     sys.exit(run_migration(directory, out, in_place, force, dry_run, offload_arch, hipify, rename_sources,
                            jobs, quiet, verbose, ask=frozenset(
                                tool for tool, off in (("make", no_make_dry_run), ("cmake", no_cmake_configure))
-                               if not off), engine_timeout=engine_timeout))
+                               if not off), engine_timeout=engine_timeout,
+                           config=_configured([directory], config_file),
+                           given=_given("offload-arch", "hipify", "rename-sources", "jobs")))

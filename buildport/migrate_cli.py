@@ -9,9 +9,8 @@ from pathlib import Path
 
 import click
 
+from buildport import config as project_config
 from buildport.config import Config, ConfigError
-from buildport.config import install as install_config
-from buildport.config import load as load_config
 from buildport.findings import Severity
 from buildport.hipify import ENGINE_TIMEOUT, EngineMissing, find_engine
 from buildport.migrate import (
@@ -19,6 +18,7 @@ from buildport.migrate import (
     finish_interrupted, git_state, half_made, make_plan, outside, renames, reports,
 )
 from buildport.options import Options
+from buildport.rules import ruleset
 from buildport.sources import inside
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError
@@ -29,7 +29,10 @@ EXIT_OK, EXIT_PARTLY, EXIT_ERROR = 0, 1, 2
 def run_migration(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
                   offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
                   quiet: bool, verbose: bool, ask: frozenset[str] = ASK_ALL,
-                  engine_timeout: float = ENGINE_TIMEOUT) -> int:
+                  engine_timeout: float = ENGINE_TIMEOUT, config: Config | None = None,
+                  given: frozenset[str] = project_config.OPTION_KEYS) -> int:
+    """``given``: the options the caller chose (the others come from the project's configuration,
+    ``config``, found from ``directory`` when not given)."""
     root = Path(directory)
     if not root.is_dir():
         click.echo(f"{directory}: error: not a directory", err=True)
@@ -54,13 +57,15 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
                        "stash them, or pass --force", err=True)
             return EXIT_ERROR
     try:
-        config = load_config(root)
+        if config is None:
+            found = project_config.find([directory])
+            config = project_config.read(found) if found is not None else Config()
         offload_arch, hipify, rename_sources, jobs = _with_config(config, root, offload_arch, hipify, rename_sources,
-                                                                  jobs)
+                                                                  jobs, given)
     except ConfigError as exc:
         click.echo(str(exc), err=True)
         return EXIT_ERROR
-    install_config(config)
+    ruleset.use(config.rules)
     try:
         find_engine(hipify)
     except EngineMissing as exc:
@@ -120,18 +125,17 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
 
 
 def _with_config(config: Config, root: Path, offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str,
-                 jobs: int) -> tuple[tuple[str, ...], str | None, str, int]:
-    """Options the command line left at their defaults come from the project's configuration."""
-    given = config.options
-    if not offload_arch and "offload-arch" in given:
-        value = given["offload-arch"]
-        offload_arch = tuple(value.replace(";", ",").split(",") if isinstance(value, str) else value)
-    if hipify is None and "hipify" in given:
-        hipify = _configured_engine(str(given["hipify"]), root, config.path)
-    if rename_sources == "keep" and "rename-sources" in given:
-        rename_sources = str(given["rename-sources"])
-    if jobs == (os.cpu_count() or 1) and "jobs" in given:
-        jobs = int(given["jobs"])
+                 jobs: int, given: frozenset[str]) -> tuple[tuple[str, ...], str | None, str, int]:
+    """Options the caller did not give (``given``: whatever their value) come from the project's configuration."""
+    chosen = {key: value for key, value in config.options.items() if key not in given}
+    if "offload-arch" in chosen:
+        offload_arch = config.offload_arch
+    if "hipify" in chosen:
+        hipify = _configured_engine(str(chosen["hipify"]), root, config.path)
+    if "rename-sources" in chosen:
+        rename_sources = str(chosen["rename-sources"])
+    if "jobs" in chosen:
+        jobs = int(chosen["jobs"])
     return offload_arch, hipify, rename_sources, jobs
 
 
@@ -175,13 +179,13 @@ class _LogProgress:
 def _configured_engine(value: str, root: Path, source: Path | None) -> str:
     """The engine a project's configuration names, as a path; :class:`ConfigError` if it lies inside the
     project. Migrating a repository must not run its code: a program the project ships is run only when
-    the user names it with ``--hipify``. A relative path is the project root's, a bare name is looked up
-    on PATH (not in the working directory)."""
+    the user names it with ``--hipify``. A relative path is the configuration file's folder's (the project
+    root's, for a file there), a bare name is looked up on PATH (not in the working directory)."""
     if "/" not in value and os.sep not in value:
         found = shutil.which(value)
         candidate = Path(found).absolute() if found else None
     else:
-        candidate = Path(value) if os.path.isabs(value) else root / value
+        candidate = Path(value) if os.path.isabs(value) else (source.parent if source else root) / value
     if candidate is None:
         return value  # not found: find_engine says so
     if inside(candidate, root):

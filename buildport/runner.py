@@ -24,6 +24,7 @@ from buildport.syntax.errors import ParseError
 from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
 from buildport.includes import include_graph, include_targets
 from buildport.package_scopes import extra_packages
+from buildport.rules import ruleset
 from buildport.rules.cmake import FIND_HIP
 from buildport.textio import (
     InputError, NotARegularFile, SourceText, check_regular, decode, digest, encode, read_bytes, read_source,
@@ -705,7 +706,9 @@ class Workers:
             else:
                 from concurrent.futures import ProcessPoolExecutor
 
-                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=self.initializer)
+                # a started worker has the built-in rule set: it is given this run's
+                self._pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=functools.partial(
+                    _start_worker, ruleset.active(), self.initializer))
         return self._pool
 
     def feed(
@@ -714,6 +717,12 @@ class Workers:
     ) -> "Feed[Task, Done]":
         """:meth:`run` for items that come one by one: see :class:`Feed`."""
         return Feed(self, function, shared, pack, unpack)
+
+
+def _start_worker(rules: ruleset.RuleSet, initializer: Callable[[], None] | None) -> None:
+    ruleset.use(rules)
+    if initializer is not None:
+        initializer()
 
 
 class Feed(Generic[Task, Done]):

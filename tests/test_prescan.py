@@ -62,10 +62,8 @@ def test_the_words_come_from_the_tables() -> None:
 
 def test_a_library_a_project_adds_widens_the_search(tmp_path: Path) -> None:
     from buildport import config
-    from buildport.rules import libraries
+    from buildport.rules import ruleset
 
-    tables = (libraries.BY_TARGET, libraries.BY_LINK_NAME, libraries.BY_LEGACY_VAR, libraries.BY_ROCM_TARGET)
-    saved = [dict(table) for table in tables]
     text = "add_executable(a a.cpp)\ntarget_link_libraries(a PRIVATE Acme::fastmath)\nset(LIBS -lacmefm)\n"
     assert not may_need_cmake_port(text)
     (tmp_path / "buildport.toml").write_text(
@@ -73,16 +71,13 @@ def test_a_library_a_project_adds_widens_the_search(tmp_path: Path) -> None:
         'rocm-package = "hipfm"\nrocm-target = "roc::hipfm"\nrocm-link = "hipfm"\n'
     )
     try:
-        config.install(config.load(tmp_path))
+        ruleset.use(config.load(tmp_path).rules)
         assert may_need_cmake_port(text)
         ported = port_cmake(text).text
         assert "roc::hipfm" in ported
         assert "set(LIBS -lhipfm)" in ported
     finally:
-        for table, rows in zip(tables, saved):
-            table.clear()
-            table.update(rows)
-        prescan.tables_changed()
+        ruleset.use(ruleset.BUILT_IN)
     assert not may_need_cmake_port(text)
 
 
