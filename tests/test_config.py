@@ -34,6 +34,13 @@ def test_pyproject_section_and_user_rows_take_precedence(tmp_path: Path, restore
     assert out == "target_link_libraries(a PRIVATE roc::hipfoo roc::rocblas)\n"
     made = port_make("NVCCFLAGS = -O2 --my-nvcc-switch\nLIBS = -lcufoo\n").text
     assert "NVCCFLAGS = -O2 -fmy-clang-switch\n" in made and "LIBS = -lhipfoo\n" in made
+    (tmp_path / "buildport.toml").write_text(
+        '[libraries.cufoo]\ncmake-targets = ["cuFOO::cufoo"]\nlink-names = ["cufoo"]\n'
+        'rocm-package = "hipfoo"\nrocm-target = "roc::hipfoo"\nrocm-link = "hipfoo"\n')
+    ruleset.use(project_config.load(tmp_path).rules)
+    # the row alone: its target in a variable too, not only in a link command
+    out = port_cmake("set(LIBS cuFOO::cufoo)\ntarget_link_libraries(a PRIVATE ${LIBS} cuFOO::cufoo)\n").text
+    assert out == "set(LIBS roc::hipfoo)\ntarget_link_libraries(a PRIVATE ${LIBS} roc::hipfoo)\n"
 
 
 def test_buildport_toml_wins_and_unknown_keys_are_errors(tmp_path: Path) -> None:

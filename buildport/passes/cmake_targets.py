@@ -16,7 +16,9 @@ from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET, Li
 from buildport.syntax.cmake import Command, Leaf
 
 LEGACY_NAMES = frozenset(LEGACY_COMMANDS) | frozenset(LEGACY_LINK_HELPERS) | frozenset(MANUAL_COMMANDS)
-_CUDA_TARGET = re.compile(r"(?<![\w])(?:CUDA|CUDNN|cudnn|NCCL|nccl|Thrust|thrust|CUB|cub|CCCL)::[A-Za-z0-9_]+")
+#: A namespaced target name (``CUDA::cublas``, a project row's ``cuFOO::cufoo``): a CUDA library's where the
+#: library table has it (BY_TARGET, the rule set's rows among them).
+_CUDA_TARGET = re.compile(r"(?<![\w:])[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_]+")
 _LINK_FLAG = re.compile(r'(?P<lead>^|(?<=[\s;"]))-l(?P<name>[A-Za-z0-9_-]+)(?=$|[\s;"])')
 _LINK_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "LINK_PUBLIC", "LINK_PRIVATE",
                             "LINK_INTERFACE_LIBRARIES", "debug", "optimized", "general"})
