@@ -36,18 +36,9 @@ from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
 from buildport.includes import include_graph, include_targets, scopes
 from buildport.linediff import line_blocks, lines, whole
 from buildport.options import MakeFacts
-from buildport.runner import (
-    MAKEFILE_NAMES,
-    FactKeys,
-    Feed,
-    Workers,
-    file_identity,
-    files_below,
-    include_words,
-    included_makefiles,
-    is_cmake_file,
-    is_make_file,
-)
+from buildport.pipeline.discovery import file_identity, files_below, include_words, included_makefiles, is_cmake_file, is_make_file, MAKEFILE_NAMES
+from buildport.pipeline.pool import Feed, Workers
+from buildport.pipeline.port import FactKeys
 from buildport.hipify_tables import installed_tables
 from buildport.sourceleft import cuda_left
 from buildport.sourcelex import Lexed
@@ -189,7 +180,7 @@ def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
                contents: dict[str, SourceText] | None = None,
                words: dict[str, list[str]] | None = None) -> list[FileAudit | None | str]:
     """Each (path, kind) audited in order: cache hits here, the misses in a pool when ``jobs`` > 1,
-    handed over in chunks as ``items`` yields them (see :meth:`buildport.runner.Workers.feed`).
+    handed over in chunks as ``items`` yields them (see :meth:`buildport.pipeline.pool.Workers.feed`).
     Each Makefile is audited with the facts of the files make reads with it, as ``buildport make``
     ports it: one with include lines waits for the end of ``items``; one without is audited alone as
     it comes, and again at the end if another includes it (``words``: the include lines, where
@@ -492,7 +483,7 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
 
     A file given by name whose kind is unknown is skipped (a pre-commit hook passes
     every staged file); a path that does not exist is an error. ``contents`` keeps
-    what discovery read, and ``index`` vouches for files (see :func:`buildport.runner.discover`).
+    what discovery read, and ``index`` vouches for files (see :func:`buildport.pipeline.discovery.discover`).
     """
     seen: set[str] = set()
     makefiles: list[str] = []

@@ -65,6 +65,27 @@ _random = random.Random()
 _fingerprint: str | None = None
 
 
+#: The cache folder's tag (https://bford.info/cachedir/): backup and archive tools leave the folder out.
+CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by buildport.\n"
+                "# For information about cache directory tags see https://bford.info/cachedir/\n")
+
+
+def _tag(root: str | os.PathLike[str]) -> None:
+    """Put the cache directory tag in ``root`` if it is not there (a folder that cannot take it: no tag)."""
+    path = os.path.join(root, "CACHEDIR.TAG")
+    if os.path.exists(path):
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, CACHEDIR_TAG.encode("ascii"))
+    finally:
+        os.close(fd)
+
+
 def default_dir() -> Path:
     """``$XDG_CACHE_HOME/buildport``, else ``~/.cache/buildport``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -246,6 +267,7 @@ class Cache:
             folders = [e.path for e in os.scandir(self.root) if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
         except OSError:
             return 0
+        _tag(self.root)
         marker = os.path.join(self.root, _SCANNED)
         try:
             recent = time.time() - os.stat(marker).st_mtime < _DAY

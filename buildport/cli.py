@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fa
     from buildport.config import Config
     from buildport.findings import Finding
     from buildport.result import Region
-    from buildport.runner import Run
+    from buildport.pipeline.outcomes import Run
     from buildport.textio import SourceText
 
 EXIT_OK, EXIT_WOULD_CHANGE, EXIT_ERROR = 0, 1, 2
@@ -232,7 +232,8 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
 def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
                  offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int, cache: Cache | None) -> None:
     from buildport.options import Options
-    from buildport.runner import included_makefiles, is_cmake_file, is_make_file, iter_paths, port_files
+    from buildport.pipeline.discovery import included_makefiles, is_cmake_file, is_make_file, iter_paths
+    from buildport.pipeline.port import port_files
 
     wanted = is_cmake_file if kind == "cmake" else is_make_file
     skipped: list[str] = []
@@ -299,7 +300,7 @@ def _within(path: str, roots: list[str]) -> bool:
 
 def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool, verbose: bool,
             roots: Sequence[str] = ()) -> int:
-    from buildport.runner import write_changes
+    from buildport.pipeline.write import write_changes
     from buildport.textio import InputError, encode
 
     if click.get_current_context().meta.get(_DEBUG):
@@ -309,8 +310,11 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
     if not quiet:  # sorting every finding of a large run costs more than reading them from the cache
         _print_findings(run.findings, quiet, verbose)
     errors = list(run.errors)
+    unwritten = 0
     if in_place:
-        errors += write_changes(run, roots)
+        write_errors = write_changes(run, roots)
+        unwritten = len(write_errors)
+        errors += write_errors
         for o in run.outcomes:
             if o.path == "-" and o.result is not None:
                 sys.stdout.buffer.write(encode(o.result.text))
@@ -338,11 +342,27 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
     if check and run.changed and not quiet:
         for o in run.changed:
             click.echo(f"would rewrite {o.path}", err=True)
+    if not quiet and (in_place or check or show_diff):
+        click.echo(_summary(run, in_place, unwritten, len(errors)), err=True)
     if errors:
         return EXIT_ERROR
     if check and run.changed:
         return EXIT_WOULD_CHANGE
     return EXIT_OK
+
+
+def _summary(run: Run, in_place: bool, unwritten: int, failed: int) -> str:
+    """The closing line: ``3 files would be rewritten, 194 unchanged`` (``rewritten`` with --in-place: those
+    written), and how many failed (``unwritten`` of them rewrites that could not be written)."""
+    def files(n: int) -> str:
+        return f"{n} file{'' if n == 1 else 's'}"
+
+    changed = len(run.changed) - unwritten
+    unchanged = sum(1 for o in run.outcomes if o.result is not None and not o.result.changed)
+    parts = [f"{files(changed)} {'rewritten' if in_place else 'would be rewritten'}", f"{unchanged} unchanged"]
+    if failed:
+        parts.append(f"{failed} failed")
+    return ", ".join(parts)
 
 
 def _diff_names(path: str) -> tuple[str, str]:
@@ -389,12 +409,15 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
 @click.option("--ignore", default="", metavar="RULES", help="Do not report these rule ids or id prefixes (comma list).")
 @click.option("--color/--no-color", default=None,
               help="Colour the text output (default: when stdout is a terminal; NO_COLOR turns it off, FORCE_COLOR on).")
+@click.option("--quiet", "-q", is_flag=True, help="Text output: the totals alone.")
+@click.option("--verbose", "-v", is_flag=True, help="Text output: name every file audited, with findings or not.")
 @_config_option
 @_run_options[0]
 @_run_options[1]
 @_run_options[2]
 def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str, ignore: str,
-          color: bool | None, config_file: str | None, jobs: int, cache_dir: Path | None, no_cache: bool) -> None:
+          color: bool | None, quiet: bool, verbose: bool, config_file: str | None, jobs: int,
+          cache_dir: Path | None, no_cache: bool) -> None:
     """List every CUDA dependency in build files and sources; writes nothing.
 
     PATHS are directories (walked; hidden directories and build trees skipped)
@@ -414,10 +437,10 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
     _, jobs = _with_config(_configured(paths, config_file), (), jobs)
     cache = _open_cache(cache_dir, no_cache)
     options = {"paths": list(paths), "format": output_format, "fail_on": fail_on, "select": select,
-               "ignore": ignore, "color": color,
+               "ignore": ignore, "color": color, "verbosity": verbose - quiet,
                "color_env": [bool(os.environ.get("NO_COLOR")), bool(os.environ.get("FORCE_COLOR"))]}
     with _replayed(cache, "audit", options):
-        _audit_run(run_audit(paths, rules, jobs, cache), output_format, fail_on, color)
+        _audit_run(run_audit(paths, rules, jobs, cache), output_format, fail_on, color, verbose - quiet)
 
 
 def _color_wanted() -> bool:
@@ -430,7 +453,7 @@ def _color_wanted() -> bool:
     return sys.stdout.isatty()
 
 
-def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: bool | None) -> None:
+def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: bool | None, verbosity: int = 0) -> None:
     from buildport.findings import Severity
     from buildport.report import render_github, render_json, render_sarif, render_text
 
@@ -442,7 +465,7 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
         click.echo(render_sarif(report), nl=False)
     else:
         use_color = _color_wanted() if color is None else color
-        click.echo(render_text(report, use_color), nl=False, color=use_color)
+        click.echo(render_text(report, use_color, verbosity), nl=False, color=use_color)
     for error in report.errors:
         click.echo(error, err=True)
     if report.errors:

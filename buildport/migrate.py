@@ -28,9 +28,9 @@ from buildport.findings import Finding, Severity
 from buildport.hipify import ENGINE_TIMEOUT, HipifyResult, find_engine, installed_hip_version, run_engine
 from buildport.options import Options
 from buildport.result import Region, Result
-from buildport.runner import (
-    FileOutcome, discover, included_makefiles, is_cmake_file, is_make_file, port_files,
-)
+from buildport.pipeline.discovery import discover, included_makefiles, is_cmake_file, is_make_file
+from buildport.pipeline.outcomes import FileOutcome
+from buildport.pipeline.port import port_files
 from buildport.sourcescan import scan_source
 from buildport.sourcefix import FIXES, full_mask_macros, port_source
 from buildport.sources import (

@@ -43,14 +43,15 @@ def share(fixable: int, total: int) -> int:
     return round(100 * fixable / total) if total else 0
 
 
-def render_text(report: AuditReport, color: bool = False) -> str:
-    """Findings grouped by file, then the summary; ``color`` adds ANSI styles."""
+def render_text(report: AuditReport, color: bool = False, verbosity: int = 0) -> str:
+    """Findings grouped by file, then the summary; ``color`` adds ANSI styles. ``verbosity`` -1 (``-q``):
+    the totals alone; 1 (``-v``): the summary also names each file audited without findings."""
 
     def style(text: str, **kw: Any) -> str:
         return click.style(text, **kw) if color else text
 
     out: list[str] = []
-    for audited in report.files:
+    for audited in report.files if verbosity >= 0 else ():
         if not audited.findings:
             continue
         out.append(style(audited.path, bold=True) + f"  ({audited.kind}: {_counts(audited)})")
@@ -62,7 +63,7 @@ def render_text(report: AuditReport, color: bool = False) -> str:
                 for i, line in enumerate(f.replacement.splitlines() or [""]):
                     out.append(" " * 19 + style(("fix: " if i == 0 else "     ") + line, fg="green"))
         out.append("")
-    out.extend(_summary(report, style))
+    out.extend(_summary(report, style, verbosity))
     return "\n".join(out) + "\n"
 
 
@@ -71,14 +72,15 @@ def _counts(audited: FileAudit) -> str:
     return f"{n} finding{'s' if n != 1 else ''}, {audited.fixable} auto-fixable"
 
 
-def _summary(report: AuditReport, style: Any) -> list[str]:
+def _summary(report: AuditReport, style: Any, verbosity: int = 0) -> list[str]:
     findings = report.findings
     fixable = sum(1 for f in findings if f.fixable)
     with_findings = [a for a in report.files if a.findings]
+    listed = report.files if verbosity > 0 else with_findings if verbosity == 0 else []
     lines = [style("Summary", bold=True)]
-    width = max((len(a.path) for a in with_findings), default=0)
-    for a in with_findings:
-        lines.append(f"  {a.path.ljust(width)}  {_counts(a)}")
+    width = max((len(a.path) for a in listed), default=0)
+    for a in listed:
+        lines.append(f"  {a.path.ljust(width)}  {_counts(a) if a.findings else 'no findings'}")
     by_severity = Counter(f.severity for f in findings)
     levels = ", ".join(f"{by_severity[s]} {s}" for s in sorted(Severity, reverse=True))
     lines.append(f"  {len(report.files)} files audited, {len(with_findings)} with findings")

@@ -157,7 +157,7 @@ def test_findings_go_to_stderr(tmp_path: Path) -> None:
 
 
 def test_discovery_skips_build_trees_below_the_root_but_walks_a_root_that_is_one(tmp_path: Path) -> None:
-    from buildport.runner import files_below, is_cmake_file
+    from buildport.pipeline.discovery import files_below, is_cmake_file
 
     (tmp_path / "CMakeCache.txt").write_text("")
     (tmp_path / "CMakeLists.txt").write_text("project(x)\n")

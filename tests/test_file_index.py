@@ -121,9 +121,9 @@ def test_a_file_changed_between_discovery_and_reading_is_reported(
 ) -> None:
     runs = _runs(["cmake"], tree, tmp_path / "cache")
     next(runs)
-    from buildport import runner
+    from buildport.pipeline import port
 
-    real = runner._load
+    real = port._load
 
     def load_then_change(path: str, stdin: bytes | None, known: SourceText | None = None) -> Any:
         if path.endswith(os.path.join("plain", "CMakeLists.txt")):
@@ -131,7 +131,7 @@ def test_a_file_changed_between_discovery_and_reading_is_reported(
             Path(tree / path).write_text("add_library(lib x.cpp)\n")
         return real(path, stdin, known)
 
-    monkeypatch.setattr(runner, "_load", load_then_change)
+    monkeypatch.setattr(port, "_load", load_then_change)
     code, out, err = next(runs)
     assert code == 2
     assert b"plain/CMakeLists.txt: error: file changed while buildport was running" in err
@@ -250,7 +250,7 @@ def test_a_folder_whose_entries_changed_is_listed_again(
 
 
 def test_listings_are_kept_by_predicate_and_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from buildport.runner import files_below, is_cmake_file, is_make_file
+    from buildport.pipeline.discovery import files_below, is_cmake_file, is_make_file
 
     tree = tmp_path / "tree"
     (tree / "a").mkdir(parents=True)
@@ -299,7 +299,7 @@ def test_a_damaged_or_recent_listing_is_not_used(tmp_path: Path) -> None:
 
 
 def test_a_folder_with_a_linked_build_tree_mark_is_not_recorded(tmp_path: Path) -> None:
-    from buildport.runner import files_below, is_cmake_file
+    from buildport.pipeline.discovery import files_below, is_cmake_file
 
     tree = tmp_path / "tree"
     tree.mkdir()
@@ -309,7 +309,7 @@ def test_a_folder_with_a_linked_build_tree_mark_is_not_recorded(tmp_path: Path) 
     index = FileIndex(tmp_path / "cache")
     index.since = time.time_ns() + 10**9
     assert list(files_below(tree, is_cmake_file, None, {}, index)) == [str(tree / "CMakeLists.txt")]
-    assert index.listing("buildport.runner.is_cmake_file", tree.stat()) is None
+    assert index.listing("buildport.pipeline.discovery.is_cmake_file", tree.stat()) is None
 
 
 def test_a_rewritten_file_or_folder_keeps_one_record(tree: Path, tmp_path: Path, no_margin: None) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from buildport import forkpool
-from buildport.runner import Workers
+from buildport.pipeline import forkpool
+from buildport.pipeline.pool import Workers
 
 pytestmark = pytest.mark.skipif(not forkpool.available(), reason="needs os.fork")
 
@@ -208,7 +208,7 @@ def test_a_make_run_forks_its_workers_with_the_make_port_loaded(tmp_path: Path) 
         (tmp_path / f"d{i}").mkdir()
         (tmp_path / f"d{i}" / "Makefile").write_text(f"all:\n\techo {i}\n")
     code = (
-        "import sys, buildport.runner as r, buildport.forkpool as f\n"
+        "import sys, buildport.pipeline.port as r, buildport.pipeline.forkpool as f\n"
         "real = f.ForkPool\n"
         "def spy(*a, **k):\n"
         "    print('engine' if 'buildport.passes.make' in sys.modules else 'bare', file=sys.stderr)\n"
@@ -219,4 +219,4 @@ def test_a_make_run_forks_its_workers_with_the_make_port_loaded(tmp_path: Path) 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "engine"
+    assert [line for line in done.stderr.splitlines() if line in ("engine", "bare")] == ["engine"]

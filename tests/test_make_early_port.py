@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from buildport import engine, runner
+from buildport import engine
+from buildport.pipeline import discovery, outcomes, pool, port
 from buildport.cache import Cache
 from buildport.options import MakeFacts, Options
 from buildport.passes.make_facts import combine, file_facts
@@ -40,14 +41,14 @@ def _expected(paths: list[str]) -> list[tuple[str, str | None, list[str]]]:
     combine(facts, [file_facts(parse_make(Path(path).read_text(), path)) for path in together])
     out = []
     for path in paths:
-        outcome = runner._port_one(path, runner._load(path, None).source, Options(), "make",  # type: ignore[arg-type]
+        outcome = port._port_one(path, port._load(path, None).source, Options(), "make",  # type: ignore[arg-type]
                                    facts if path in together else None)
         result = outcome.result
         out.append((path, result.text if result else outcome.error, [f.rule for f in result.findings] if result else []))
     return out
 
 
-def _seen(run: runner.Run) -> list[tuple[str, str | None, list[str]]]:
+def _seen(run: outcomes.Run) -> list[tuple[str, str | None, list[str]]]:
     return [(o.path, o.result.text if o.result else o.error, [f.rule for f in o.result.findings] if o.result else [])
             for o in run.outcomes]  # fmt: skip
 
@@ -57,17 +58,17 @@ def _seen(run: runner.Run) -> list[tuple[str, str | None, list[str]]]:
 def test_a_run_ports_each_makefile_as_with_the_runs_facts(
     project: Path, tmp_path_factory: pytest.TempPathFactory, jobs: int, cached: bool, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)  # a pool even for these few files
+    monkeypatch.setattr(pool, "MIN_ITEMS_PER_WORKER", 1)  # a pool even for these few files
     paths = [str(project / name) for name in sorted(FILES)]
     cache = Cache(tmp_path_factory.mktemp("cache")) if cached else None
-    run = runner.port_files(paths, Options(), kind="make", jobs=jobs, cache=cache)
+    run = port.port_files(paths, Options(), kind="make", jobs=jobs, cache=cache)
     expected = _expected(paths)
     assert _seen(run) == expected
     texts = dict((Path(p).name, t) for p, t, _ in expected)
     assert texts["flags.mk"] == "GPU_FLAGS := -O2 -g -O0 -m64\n"  # the facts of the file that includes it reached it
     assert texts["sibling.mk"] == FILES["sibling.mk"]  # and no file that includes nothing of common.mk
     if cache is not None:  # and the cache gives the same again
-        again = runner.port_files(paths, Options(), kind="make", jobs=jobs, cache=Cache(cache.root))
+        again = port.port_files(paths, Options(), kind="make", jobs=jobs, cache=Cache(cache.root))
         assert _seen(again) == expected
 
 
@@ -76,7 +77,7 @@ def test_files_without_a_rule_word_are_parsed_and_ported_once(project: Path, mon
     parsed: list[str] = []
     real_port, real_parse = engine.port_make, parse_make
 
-    def port(text: str, path: str = "<input>", *args: object, verify: bool = True, **kwargs: object) -> object:
+    def counted(text: str, path: str = "<input>", *args: object, verify: bool = True, **kwargs: object) -> object:
         result = real_port(text, path, *args, verify=verify, **kwargs)  # type: ignore[arg-type]
         if verify:  # not the stability check's second port
             ported.append(Path(path).name)
@@ -88,9 +89,9 @@ def test_files_without_a_rule_word_are_parsed_and_ported_once(project: Path, mon
 
     paths = [str(project / name) for name in sorted(FILES)]
     expected = _expected(paths)
-    monkeypatch.setattr(engine, "port_make", port)
+    monkeypatch.setattr(engine, "port_make", counted)
     monkeypatch.setattr("buildport.syntax.make.parse_make", parse)
-    run = runner.port_files(paths, Options(), kind="make", jobs=1)
+    run = port.port_files(paths, Options(), kind="make", jobs=1)
     assert _seen(run) == expected
     # plain.mk, other.mk and sibling.mk: taken as ported early; flags.mk: ported again with the facts
     # of common.mk; common.mk holds rule words (ported once, after the facts); broken.mk does not parse
@@ -100,13 +101,13 @@ def test_files_without_a_rule_word_are_parsed_and_ported_once(project: Path, mon
 
 
 def test_a_port_is_taken_only_if_no_name_the_facts_add_is_in_either_text() -> None:
-    holds = runner._unaffected(MakeFacts({"NVCC", "CUDA_CC"}, {"SM"}, {"GPU_FLAGS"}))
+    holds = port._unaffected(MakeFacts({"NVCC", "CUDA_CC"}, {"SM"}, {"GPU_FLAGS"}))
     assert holds("CFLAGS = -O2\n", "CFLAGS = -O2\n")
     assert not holds("X = $(CUDA_CC)\n", "X = $(CUDA_CC)\n")
     assert not holds("GPU_FLAGS = -G\n", "GPU_FLAGS = -G\n")
     assert not holds("A = 1\n", "A = 1\nX = $(SM)\n")  # in the ported text only
     assert holds("X = $(NVCC)\n", "X = $(NVCC)\n")  # a default fact: the early port had it too
-    assert runner._unaffected(MakeFacts())("anything", "else")
+    assert port._unaffected(MakeFacts())("anything", "else")
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -121,14 +122,15 @@ def test_a_walked_makefile_is_read_once_even_when_its_port_begins_before_the_inc
     for n in range(8):  # files enough for a pool with --jobs 2
         (project / f"more{n}.mk").write_text(f"X{n} := {n}\n")
     read: list[str] = []
-    real = runner.read_source
+    real = port.read_source
 
     def counting(path: str, data: bytes | None = None, *args: object) -> object:
         if data is None:  # read from the file, not decoded from bytes discovery read
             read.append(Path(path).name)
         return real(path, data, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "read_source", counting)
+    monkeypatch.setattr(port, "read_source", counting)  # the files a port reads
+    monkeypatch.setattr(discovery, "read_source", counting)  # and those discovery reads for their includes
     done = CliRunner().invoke(main, ["make", "--check", "-q", "--no-cache", "-j", jobs, str(project)])
     assert done.exit_code in (0, 1, 2), done.output
     assert read == ["rules.inc"]  # what discovery read is not read again for the includes
@@ -151,13 +153,13 @@ def test_facts_read_while_the_walk_goes_on_are_the_runs_facts(
     (tree / "m07.mk").write_text("all:\n\techo\nendif\n")  # does not parse: reported
     (tree / "zz_common.mk").write_text("include aa_flags.mk\n" + COMMON)
     fed: list[bool] = []
-    real = runner._make_facts
+    real = port._make_facts
 
     def spy(*args: object, **kwargs: object) -> object:
         fed.append(len(args) > 4 and args[4] is not None)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "_make_facts", spy)
+    monkeypatch.setattr(port, "_make_facts", spy)
     outputs = {}
     for jobs in ("1", "2"):
         options = ["--no-cache"] if cache == "none" else ["--cache-dir", str(tmp_path / f"cache{jobs}")]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from click.testing import CliRunner
 
-from buildport import runner
+from buildport.pipeline import discovery, pool, port
 from buildport.cli import main
 from buildport.engine import port_make
 from buildport.options import MakeFacts, Options
@@ -62,7 +62,7 @@ def test_include_lines_are_resolved_from_the_files_folder(tmp_path: Path) -> Non
         (tmp_path / name).write_text(text)
     paths = [str(tmp_path / name) for name in files]
     words = [include_targets(text) for text in files.values()]
-    graph = include_graph(paths, words, lambda i: runner.file_identity(paths[i], None))
+    graph = include_graph(paths, words, lambda i: discovery.file_identity(paths[i], None))
     # a literal name from the folder the file is in; a name made with variables stands for the
     # files whose paths end as its literal tail; missing files, variables alone and itself: nothing
     assert graph == [[], [], [0, 1], []]
@@ -93,7 +93,7 @@ SUITE = {
 def test_a_run_ports_each_makefile_as_make_reads_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str, cache: str,
 ) -> None:
-    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)  # a pool even for these few files
+    monkeypatch.setattr(pool, "MIN_ITEMS_PER_WORKER", 1)  # a pool even for these few files
     tree = tmp_path / "tree"
     for name, text in SUITE.items():
         (tree / name).parent.mkdir(parents=True, exist_ok=True)
@@ -133,12 +133,12 @@ def test_audit_reads_each_makefile_as_make_ports_it(
     from buildport.audit import audit
     from buildport.cache import Cache
 
-    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)
+    monkeypatch.setattr(pool, "MIN_ITEMS_PER_WORKER", 1)
     tree = tmp_path / "tree"
     for name, text in SUITE.items():
         (tree / name).parent.mkdir(parents=True, exist_ok=True)
         (tree / name).write_text(text)
-    ported = runner.port_files(runner.expand_paths([str(tree)], runner.is_make_file), Options(), kind="make")
+    ported = port.port_files(discovery.expand_paths([str(tree)], discovery.is_make_file), Options(), kind="make")
     fixes = {o.path: {(f.line, f.col, f.rule) for f in o.result.findings if f.fixable} for o in ported.outcomes
              if o.result}
     assert fixes[str(tree / "bar/config.mk")] == {(1, 12, "make-compiler"), (2, 18, "make-nvcc-flag")}
@@ -154,7 +154,7 @@ def test_a_literal_name_beside_variables_on_an_include_line_is_brought_into_the_
     (tmp_path / "app").mkdir()
     (tmp_path / "settings.inc").write_text("NVCC := nvcc\n")  # not a Makefile by its name: found by the include
     (tmp_path / "app" / "Makefile").write_text("include ../settings.inc $(DEPS)\n-include $(OBJS:.o=.d)\n")
-    assert runner.included_makefiles([str(tmp_path / "app" / "Makefile")]) == [str(tmp_path / "settings.inc")]
+    assert discovery.included_makefiles([str(tmp_path / "app" / "Makefile")]) == [str(tmp_path / "settings.inc")]
 
 
 def test_kept_scope_facts_that_are_malformed_are_a_miss() -> None:
@@ -182,7 +182,7 @@ def test_a_makefile_audited_again_keeps_the_audit_with_its_scope(
     from buildport.cache import Cache
     from buildport.textio import read_source
 
-    monkeypatch.setattr(runner, "MIN_ITEMS_PER_WORKER", 1)
+    monkeypatch.setattr(pool, "MIN_ITEMS_PER_WORKER", 1)
     monkeypatch.setenv("BUILDPORT_REPLAY", "0")
     tree = tmp_path / "tree"
     for name in ("bar/config.mk", "bar/app/Makefile"):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from buildport.options import Options
 from buildport.package_scopes import extra_packages
-from buildport.runner import port_files
+from buildport.pipeline.port import port_files
 
 
 def _extra(files: dict[str, tuple[set[str], bool]]) -> dict[str, tuple[str, ...]]:

@@ -334,7 +334,7 @@ def test_unwritable_cache_is_skipped(tree: Path, tmp_path: Path) -> None:
 
 def test_version_imports_no_engine() -> None:
     code = ("import sys, buildport.cli\n"
-            "print(sorted(m for m in ('lark', 'buildport.engine', 'buildport.runner', 'buildport.passes.base')"
+            "print(sorted(m for m in ('lark', 'buildport.engine', 'buildport.pipeline.port', 'buildport.passes.base')"
             " if m in sys.modules))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert done.stdout.strip() == "[]"
@@ -386,14 +386,14 @@ def _pids(items: list[int], shared: int) -> list[tuple[int, int]]:
 
 
 def _in_chunks(items: list[int], jobs: int, shared: int) -> list[tuple[int, int]]:
-    from buildport.runner import Workers
+    from buildport.pipeline.pool import Workers
 
     with Workers(jobs) as workers:
         return workers.run(_pids, items, shared)
 
 
 def test_workers_keep_the_order_and_use_processes() -> None:
-    from buildport.runner import MIN_ITEMS_PER_WORKER
+    from buildport.pipeline.pool import MIN_ITEMS_PER_WORKER
 
     items = list(range(40))
     parallel = _in_chunks(items, 2, 100)
@@ -411,7 +411,7 @@ def test_packages_reach_the_nearest_find_package_above_as_if_each_were_ported_ag
     file again with the packages handed to it."""
     from buildport.engine import port_cmake
     from buildport.passes.base import Options
-    from buildport.runner import port_files
+    from buildport.pipeline.port import port_files
 
     files = {
         "top/CMakeLists.txt": "find_package(CUDAToolkit REQUIRED)\nadd_subdirectory(a)\n",
@@ -456,7 +456,7 @@ def test_a_check_after_in_place_is_answered_by_the_cache(project: str, tmp_path:
 
 
 def test_a_feed_sends_chunks_as_items_come_and_keeps_their_order() -> None:
-    from buildport.runner import FEED_CHUNK, FEED_FIRST, Workers
+    from buildport.pipeline.pool import FEED_CHUNK, FEED_FIRST, Workers
 
     items = list(range(FEED_CHUNK * 5 + 5))
     with Workers(2) as workers:
@@ -476,7 +476,7 @@ def test_a_feed_sends_chunks_as_items_come_and_keeps_their_order() -> None:
 
 
 def test_a_feed_of_less_than_a_chunk_runs_as_a_batch_would() -> None:
-    from buildport.runner import FEED_CHUNK, MIN_ITEMS_PER_WORKER, Workers
+    from buildport.pipeline.pool import FEED_CHUNK, MIN_ITEMS_PER_WORKER, Workers
 
     with Workers(1) as workers:  # one job: never a pool, however many items
         feed = workers.feed(_pids, 0)
@@ -491,42 +491,42 @@ def test_a_feed_of_less_than_a_chunk_runs_as_a_batch_would() -> None:
 
 
 def test_files_are_ported_while_discovery_goes_on(tmp_path: Path) -> None:
-    from buildport import runner
+    from buildport.pipeline import discovery, pool, port
     from buildport.options import Options
 
-    for i in range(runner.FEED_FIRST * 3 + 3):
+    for i in range(pool.FEED_FIRST * 3 + 3):
         folder = tmp_path / f"d{i:03}"
         folder.mkdir()
         (folder / "CMakeLists.txt").write_text(f"add_executable(app{i} main.cu)\n")
     pulled: list[int] = []
     sent_when_pulled: list[int] = []
-    feeds: list[runner.Feed[Any, Any]] = []
-    original = runner.Workers.feed
+    feeds: list[pool.Feed[Any, Any]] = []
+    original = pool.Workers.feed
 
-    def feed(self: runner.Workers, *args: Any) -> runner.Feed[Any, Any]:
+    def feed(self: pool.Workers, *args: Any) -> pool.Feed[Any, Any]:
         feeds.append(original(self, *args))
         return feeds[-1]
 
     def walk() -> Iterator[str]:
-        for path in runner.iter_paths([str(tmp_path)], runner.is_cmake_file):
+        for path in discovery.iter_paths([str(tmp_path)], discovery.is_cmake_file):
             pulled.append(1)
             sent_when_pulled.append(sum(len(chunk) for chunk, _ in feeds[0].sent) if feeds else 0)
             yield path
 
-    runner.Workers.feed = feed  # type: ignore[method-assign]
+    pool.Workers.feed = feed  # type: ignore[method-assign]
     try:
-        streamed = runner.port_files(walk(), Options(), jobs=2)
+        streamed = port.port_files(walk(), Options(), jobs=2)
     finally:
-        runner.Workers.feed = original  # type: ignore[method-assign]
-    assert sent_when_pulled[-1] == runner.FEED_FIRST * 3  # two chunks were in the pool before the walk ended
-    batch = runner.port_files(runner.expand_paths([str(tmp_path)], runner.is_cmake_file), Options(), jobs=1)
+        pool.Workers.feed = original  # type: ignore[method-assign]
+    assert sent_when_pulled[-1] == pool.FEED_FIRST * 3  # two chunks were in the pool before the walk ended
+    batch = port.port_files(discovery.expand_paths([str(tmp_path)], discovery.is_cmake_file), Options(), jobs=1)
     assert [(o.path, o.result.text if o.result else o.error) for o in streamed.outcomes] == [
         (o.path, o.result.text if o.result else o.error) for o in batch.outcomes
     ]
 
 
 def test_an_unchanged_outcome_crosses_from_a_worker_as_an_empty_tuple(tmp_path: Path) -> None:
-    from buildport import runner
+    from buildport.pipeline import port
     from buildport.options import Options
     from buildport.textio import read_source
 
@@ -535,10 +535,10 @@ def test_an_unchanged_outcome_crosses_from_a_worker_as_an_empty_tuple(tmp_path: 
     cuda.write_text("enable_language(CUDA)\nadd_executable(app main.cu)\n")
     for path in (plain, cuda):
         source = read_source(str(path))
-        outcome = runner._port_one(str(path), source, Options())
-        packed = runner._pack_outcome(outcome)
+        outcome = port._port_one(str(path), source, Options())
+        packed = port._pack_outcome(outcome)
         assert (packed == ()) == (path == plain)
-        back = runner._unpack_outcome((str(path), source, None), packed)
+        back = port._unpack_outcome((str(path), source, None), packed)
         assert back.result is not None and outcome.result is not None
         assert (back.path, back.error, back.result.text, back.result.findings, back.result.packages, back.result.changed) == (
             outcome.path, outcome.error, outcome.result.text, outcome.result.findings, outcome.result.packages,

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from buildport import audit, fileindex, replay, runner
+from buildport import audit, fileindex, replay
+from buildport.pipeline import port
 from buildport.cli import main
 
 from tests.support.trees import Reads, make_tree
@@ -62,7 +63,7 @@ class Forbidden:
         def refuse(*_args: Any, **_kwargs: Any) -> Any:
             raise AssertionError("the run was not replayed")
 
-        monkeypatch.setattr(runner, "port_files", refuse)
+        monkeypatch.setattr(port, "port_files", refuse)
         monkeypatch.setattr(audit, "audit", refuse)
         self.reads = Reads(root)(monkeypatch)
 

@@ -114,7 +114,8 @@ def test_internal_error_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"{path}: internal error: ZeroDivisionError: forced for the test")
+    assert lines[0].startswith(f"{path}: internal error: ZeroDivisionError: forced for the test")
+    assert lines[1:] == ["0 files rewritten, 0 unchanged, 1 failed"]  # the error is one line, then the summary
     assert path.read_text() == "project(x LANGUAGES CUDA)\n"
 
 
@@ -132,7 +133,7 @@ def test_unexpected_exception_outside_a_file_is_one_line(tmp_path: Path) -> None
     """A bug outside the per-file work (here: discovery) is caught by the command group."""
     program = BROKEN.replace(
         "type(engine.CMAKE_PASSES[0]).run = broken",
-        "import buildport.runner as runner\nrunner.files_below = lambda *a, **k: 1 / 0",
+        "import buildport.pipeline.discovery as discovery\ndiscovery.files_below = lambda *a, **k: 1 / 0",
     )
     run = lambda *a: subprocess.run([sys.executable, "-c", program, *a], capture_output=True, text=True,  # noqa: E731
                                     timeout=120, cwd=ROOT)

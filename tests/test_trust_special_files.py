@@ -96,7 +96,7 @@ def test_a_file_over_the_limit_is_refused_unread(tmp_path: Path) -> None:
 
 def test_a_folder_that_cannot_be_read_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Skipped, as before, but said (as root, a mode of 000 does not stop reading: the refusal is made)."""
-    from buildport.runner import discover, is_cmake_file
+    from buildport.pipeline.discovery import discover, is_cmake_file
 
     (tmp_path / "closed").mkdir()
     (tmp_path / "closed" / "CMakeLists.txt").write_text(CUDA)

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from buildport.runner import discover, expand_paths, is_cmake_file
+from buildport.pipeline.discovery import discover, expand_paths, is_cmake_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDA = "project(p LANGUAGES CXX CUDA)\nadd_executable(app main.cu)\n"

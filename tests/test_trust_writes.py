@@ -22,7 +22,8 @@ import pytest
 
 from buildport.engine import port_cmake
 from buildport.passes.base import Options
-from buildport.runner import port_files, write_changes
+from buildport.pipeline.port import port_files
+from buildport.pipeline.write import write_changes
 from buildport.textio import InputError, read_source, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,7 @@ from buildport.syntax.cmake import Command, Leaf
 LEGACY_NAMES = frozenset(LEGACY_COMMANDS) | frozenset(LEGACY_LINK_HELPERS) | frozenset(MANUAL_COMMANDS)
 #: A namespaced target name (``CUDA::cublas``, a project row's ``cuFOO::cufoo``): a CUDA library's where the
 #: library table has it (BY_TARGET, the rule set's rows among them).
-_CUDA_TARGET = re.compile(r"(?<![\w:])[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_]+")
+_CUDA_TARGET = re.compile(r"(?<![\w])[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_]+")
 _LINK_FLAG = re.compile(r'(?P<lead>^|(?<=[\s;"]))-l(?P<name>[A-Za-z0-9_-]+)(?=$|[\s;"])')
 _LINK_KEYWORDS = frozenset({"PUBLIC", "PRIVATE", "INTERFACE", "LINK_PUBLIC", "LINK_PRIVATE",
                             "LINK_INTERFACE_LIBRARIES", "debug", "optimized", "general"})
