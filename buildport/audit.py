@@ -36,7 +36,10 @@ from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
 from buildport.includes import include_graph, include_targets, scopes
 from buildport.linediff import line_blocks, lines, whole
 from buildport.options import MakeFacts
-from buildport.pipeline.discovery import file_identity, files_below, include_words, included_makefiles, is_cmake_file, is_make_file, MAKEFILE_NAMES
+from buildport.pipeline.discovery import (
+    MAKEFILE_NAMES, file_identity, files_below, include_words, included_makefiles, is_cmake_file, is_make_file,
+)
+from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.pool import Feed, Workers
 from buildport.pipeline.port import FactKeys
 from buildport.hipify_tables import installed_tables
@@ -149,17 +152,17 @@ def known_rules() -> list[str]:
 
 
 def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
-          cache: Cache | None = None) -> AuditReport:
+          cache: Cache | None = None, ignore: Ignore | None = None) -> AuditReport:
     """Audit files and directories; never writes. Unreadable or unparsable inputs become ``errors``.
 
     ``jobs`` > 1 audits in a pool of processes and ``cache`` reuses earlier
-    results; neither changes the report.
+    results; neither changes the report. ``ignore``: what the walk leaves out.
     """
     report = AuditReport()
     contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
     index = cache.files if cache is not None else None
     words: dict[str, list[str]] = {}  # the include lines of the Makefiles found
-    found = iter_collect(list(paths), report.errors, contents, index, words)  # audited as discovery finds them
+    found = iter_collect(list(paths), report.errors, contents, index, words, ignore)  # audited as discovery finds them
     for outcome in _audit_all(found, jobs, cache, contents, words):
         if isinstance(outcome, str):
             report.errors.append(outcome)
@@ -477,7 +480,7 @@ _AUDITED_SUFFIXES = frozenset({".cmake", ".mk", *CUDA_EXTENSIONS, *C_FAMILY_EXTE
 
 def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
                  index: FileIndex | None = None,
-                 words: dict[str, list[str]] | None = None) -> Iterator[tuple[str, str]]:
+                 words: dict[str, list[str]] | None = None, ignore: Ignore | None = None) -> Iterator[tuple[str, str]]:
     """(path, kind) of every file to audit, as discovery finds them: files as given, directories
     walked (the first kind given for a path wins), then the Makefiles those include.
 
@@ -492,10 +495,13 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
     for p in paths:
         path = Path(p)
         found: Iterator[tuple[str, str]]
+        if ignore is not None and ignore.named(p):
+            continue
         if trail is not None and not path.is_dir():
             trail.path(p)  # a file named, or a name that does not exist
         if path.is_dir():
-            found = ((f, kind_of(os.path.basename(f)) or "") for f in files_below(path, is_audited, skipped, contents, index))
+            found = ((f, kind_of(os.path.basename(f)) or "")
+                     for f in files_below(path, is_audited, skipped, contents, index, ignore))
         elif path.exists():
             kind = kind_of(path.name)
             found = iter([(p, kind)] if kind is not None else [])

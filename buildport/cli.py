@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fa
     from buildport.audit import AuditReport
     from buildport.cache import Cache
     from buildport.config import Config
+    from buildport.pipeline.ignore import Ignore
     from buildport.findings import Finding
     from buildport.result import Region
     from buildport.pipeline.outcomes import Run
@@ -117,6 +118,32 @@ _config_option = click.option(
          "that holds the paths given or above it, up to the project root).")
 
 
+_exclude_options = (
+    click.option("--exclude", metavar="REGEX", default=None,
+                 help="Leave out of the walk the paths this regular expression finds (from the project root, "
+                      "/-separated, folders ending in /), instead of those the .gitignore files name."),
+    click.option("--extend-exclude", metavar="REGEX", default=None,
+                 help="Leave these out too, beside what .gitignore (or --exclude) leaves out."),
+    click.option("--force-exclude", metavar="REGEX", default=None,
+                 help="Leave these out even where named on the command line (a pre-commit hook names every file)."),
+)
+
+
+def _ignore(config: Config, exclude: str | None, extend_exclude: str | None, force_exclude: str | None) -> Ignore:
+    """What the walks leave out: the .gitignore files, the exclusion options (given, else configured)."""
+    from buildport.pipeline.ignore import ExcludeError, Ignore, pattern
+
+    given = _given("exclude", "extend-exclude", "force-exclude")
+    chosen = {key: value if key in given else config.options.get(key, value) for key, value in (
+        ("exclude", exclude), ("extend-exclude", extend_exclude), ("force-exclude", force_exclude))}
+    try:
+        return Ignore(exclude=pattern("--exclude", chosen["exclude"]),
+                      extend_exclude=pattern("--extend-exclude", chosen["extend-exclude"]),
+                      force_exclude=pattern("--force-exclude", chosen["force-exclude"]))
+    except ExcludeError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def _configured(paths: Sequence[str], config_file: str | None) -> Config:
     """The project's configuration (``--config``, else found from ``paths``), its rule set made the one the
     run ports with; a file buildport cannot use ends the command (exit 2)."""
@@ -186,6 +213,7 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
         click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
         click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten."),
         _config_option,
+        *_exclude_options,
         *_run_options,
     )):
         function = option(function)
@@ -195,16 +223,19 @@ def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
 @main.command()
 @_rewrite_options
 def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
-         quiet: bool, verbose: bool, config_file: str | None, jobs: int, cache_dir: Path | None,
+         quiet: bool, verbose: bool, config_file: str | None, exclude: str | None,
+         extend_exclude: str | None, force_exclude: str | None, jobs: int, cache_dir: Path | None,
          no_cache: bool) -> None:
     """Port GNU Makefiles (Makefile, makefile, GNUmakefile, *.mk, and what they include; - reads stdin).
 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
-    offload_arch, jobs = _with_config(_configured(paths, config_file), offload_arch, jobs)
+    config = _configured(paths, config_file)
+    offload_arch, jobs = _with_config(config, offload_arch, jobs)
+    ignore = _ignore(config, exclude, extend_exclude, force_exclude)
     _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
-             jobs, _open_cache(cache_dir, no_cache))
+             ignore, jobs, _open_cache(cache_dir, no_cache))
 
 
 def _with_config(config: Config, offload_arch: tuple[str, ...], jobs: int) -> tuple[tuple[str, ...], int]:
@@ -218,19 +249,20 @@ def _with_config(config: Config, offload_arch: tuple[str, ...], jobs: int) -> tu
 
 
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
-             offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int = 1,
+             offload_arch: tuple[str, ...], quiet: bool, verbose: bool, ignore: Ignore, jobs: int = 1,
              cache: Cache | None = None) -> None:
     if in_place and (show_diff or check):
         raise click.UsageError("--in-place writes the files: it goes with neither --diff nor --check "
                                "(--check --diff prints the diff and exits 1 when a file would change)")
     options = {"paths": list(paths), "diff": show_diff, "check": check, "offload_arch": list(offload_arch),
-               "quiet": quiet, "verbose": verbose}
+               "quiet": quiet, "verbose": verbose, "exclude": ignore.key()}
     with _replayed(None if in_place or "-" in paths else cache, kind, options):
-        _rewrite_run(kind, paths, in_place, show_diff, check, offload_arch, quiet, verbose, jobs, cache)
+        _rewrite_run(kind, paths, in_place, show_diff, check, offload_arch, quiet, verbose, ignore, jobs, cache)
 
 
 def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
-                 offload_arch: tuple[str, ...], quiet: bool, verbose: bool, jobs: int, cache: Cache | None) -> None:
+                 offload_arch: tuple[str, ...], quiet: bool, verbose: bool, ignore: Ignore, jobs: int,
+                 cache: Cache | None) -> None:
     from buildport.options import Options
     from buildport.pipeline.discovery import included_makefiles, is_cmake_file, is_make_file, iter_paths
     from buildport.pipeline.port import port_files
@@ -242,14 +274,14 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     stdin = sys.stdin.buffer.read() if "-" in paths else None
     files: Iterable[str]
     if kind == "cmake":  # ported as discovery finds them: see port_files
-        files = iter_paths(list(paths), wanted, skipped, contents, index)
+        files = iter_paths(list(paths), wanted, skipped, contents, index, ignore)
     outside: list[str] = []  # Makefiles the tree includes from outside the paths named: read, never written
     if kind != "cmake":
         roots = [os.path.realpath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths if p != "-"]
 
         def walked() -> Iterator[str]:  # as the port asks for the files: its pool can start during the walk
             found = []
-            for path in iter_paths(list(paths), wanted, skipped, contents, index):
+            for path in iter_paths(list(paths), wanted, skipped, contents, index, ignore):
                 found.append(path)
                 yield path
             for path in included_makefiles([f for f in found if f != "-"], contents, index):
@@ -279,16 +311,19 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
 @main.command()
 @_rewrite_options
 def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
-          quiet: bool, verbose: bool, config_file: str | None, jobs: int, cache_dir: Path | None,
+          quiet: bool, verbose: bool, config_file: str | None, exclude: str | None,
+          extend_exclude: str | None, force_exclude: str | None, jobs: int, cache_dir: Path | None,
           no_cache: bool) -> None:
     """Port CMakeLists.txt / *.cmake files (or every one below a directory; - reads stdin).
 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
-    offload_arch, jobs = _with_config(_configured(paths, config_file), offload_arch, jobs)
+    config = _configured(paths, config_file)
+    offload_arch, jobs = _with_config(config, offload_arch, jobs)
+    ignore = _ignore(config, exclude, extend_exclude, force_exclude)
     _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
-             jobs, _open_cache(cache_dir, no_cache))
+             ignore, jobs, _open_cache(cache_dir, no_cache))
 
 
 def _within(path: str, roots: list[str]) -> bool:
@@ -412,12 +447,16 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
 @click.option("--quiet", "-q", is_flag=True, help="Text output: the totals alone.")
 @click.option("--verbose", "-v", is_flag=True, help="Text output: name every file audited, with findings or not.")
 @_config_option
+@_exclude_options[0]
+@_exclude_options[1]
+@_exclude_options[2]
 @_run_options[0]
 @_run_options[1]
 @_run_options[2]
 def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str, ignore: str,
-          color: bool | None, quiet: bool, verbose: bool, config_file: str | None, jobs: int,
-          cache_dir: Path | None, no_cache: bool) -> None:
+          color: bool | None, quiet: bool, verbose: bool, config_file: str | None, exclude: str | None,
+          extend_exclude: str | None, force_exclude: str | None, jobs: int, cache_dir: Path | None,
+          no_cache: bool) -> None:
     """List every CUDA dependency in build files and sources; writes nothing.
 
     PATHS are directories (walked; hidden directories and build trees skipped)
@@ -434,13 +473,15 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
         rules = RuleFilter.parse(select, ignore)
     except UsageError as exc:
         raise click.UsageError(str(exc)) from None
-    _, jobs = _with_config(_configured(paths, config_file), (), jobs)
+    config = _configured(paths, config_file)
+    _, jobs = _with_config(config, (), jobs)
+    walk = _ignore(config, exclude, extend_exclude, force_exclude)  # (--ignore is the rules')
     cache = _open_cache(cache_dir, no_cache)
     options = {"paths": list(paths), "format": output_format, "fail_on": fail_on, "select": select,
-               "ignore": ignore, "color": color, "verbosity": verbose - quiet,
+               "ignore": ignore, "color": color, "verbosity": verbose - quiet, "exclude": walk.key(),
                "color_env": [bool(os.environ.get("NO_COLOR")), bool(os.environ.get("FORCE_COLOR"))]}
     with _replayed(cache, "audit", options):
-        _audit_run(run_audit(paths, rules, jobs, cache), output_format, fail_on, color, verbose - quiet)
+        _audit_run(run_audit(paths, rules, jobs, cache, walk), output_format, fail_on, color, verbose - quiet)
 
 
 def _color_wanted() -> bool:
@@ -499,10 +540,14 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every finding that needs a person.")
 @_config_option
+@_exclude_options[0]
+@_exclude_options[1]
+@_exclude_options[2]
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
             offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
             no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
-            verbose: bool, config_file: str | None) -> None:
+            verbose: bool, config_file: str | None, exclude: str | None, extend_exclude: str | None,
+            force_exclude: str | None) -> None:
     """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
     write MIGRATION.md and migration.json (what changed, what a person still has to do).
 
@@ -513,9 +558,10 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
     """
     from buildport.migrate_cli import run_migration
 
+    config = _configured([directory], config_file)
     sys.exit(run_migration(directory, out, in_place, force, dry_run, offload_arch, hipify, rename_sources,
                            jobs, quiet, verbose, ask=frozenset(
                                tool for tool, off in (("make", no_make_dry_run), ("cmake", no_cmake_configure))
                                if not off), engine_timeout=engine_timeout,
-                           config=_configured([directory], config_file),
-                           given=_given("offload-arch", "hipify", "rename-sources", "jobs")))
+                           config=config, given=_given("offload-arch", "hipify", "rename-sources", "jobs"),
+                           ignore=_ignore(config, exclude, extend_exclude, force_exclude)))

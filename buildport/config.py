@@ -2,7 +2,8 @@
 
 Every command reads it: found as black finds its configuration (:func:`find`: from the
 paths given up to the project root), or named with ``--config FILE``. Keys are the long
-option names (``offload-arch``, ``hipify``, ``rename-sources``, ``jobs``); a value given on
+option names (``offload-arch``, ``hipify``, ``rename-sources``, ``jobs``, ``exclude``,
+``extend-exclude``, ``force-exclude``); a value given on
 the command line wins over the file. Two tables extend the built-in mappings and take
 precedence over them (the project's :class:`~buildport.rules.ruleset.RuleSet`):
 
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +35,8 @@ from typing import Any
 from buildport.rules import libraries as library_rules
 from buildport.rules.ruleset import RuleSet
 
-OPTION_KEYS = frozenset({"offload-arch", "hipify", "rename-sources", "jobs"})
+OPTION_KEYS = frozenset({"offload-arch", "hipify", "rename-sources", "jobs", "exclude", "extend-exclude",
+                         "force-exclude"})
 TABLE_KEYS = frozenset({"libraries", "flags"})
 #: A library row's keys: list keys hold names, the others one name.
 LIBRARY_LISTS = ("cmake-targets", "link-names", "legacy-vars")
@@ -115,6 +116,8 @@ def read(path: Path) -> Config:
 
 
 def _parse(path: Path) -> dict[str, Any]:
+    import tomllib  # where a file is found: a run without one does without the TOML reader
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -157,6 +160,13 @@ def _option(path: Path, key: str, value: Any) -> Any:
     elif key == "hipify":
         if not isinstance(value, str) or not value:
             raise _expected(path, key, "the path or name of a hipify program", value)
+    elif key in ("exclude", "extend-exclude", "force-exclude"):
+        if not isinstance(value, str):
+            raise _expected(path, key, "a regular expression", value)
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise _expected(path, key, f"a regular expression ({exc})", value) from None
     elif key == "offload-arch":
         if isinstance(value, str):
             targets = _arch_words(value)

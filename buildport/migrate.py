@@ -28,7 +28,10 @@ from buildport.findings import Finding, Severity
 from buildport.hipify import ENGINE_TIMEOUT, HipifyResult, find_engine, installed_hip_version, run_engine
 from buildport.options import Options
 from buildport.result import Region, Result
-from buildport.pipeline.discovery import discover, included_makefiles, is_cmake_file, is_make_file
+from buildport.pipeline.discovery import (
+    BUILD_TREE_MARKS, discover, included_makefiles, is_cmake_file, is_make_file,
+)
+from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.outcomes import FileOutcome
 from buildport.pipeline.port import port_files
 from buildport.sourcescan import scan_source
@@ -139,11 +142,12 @@ def git_state(path: Path) -> GitState:
 INCOMPLETE = ".buildport-incomplete"
 
 
-def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
+def copy_tree(source: Path, target: Path, ignore: Ignore | None = None) -> list[tuple[str, str]]:
     """Copy a project; links stay links (their targets, maybe outside, are never copied). Named pipes,
-    devices and sockets are not copied: returned, each with why (relative to ``source``). A copy that
-    fails (a full disk, an unreadable file) is a :class:`MigrationError` naming the first file. The copy
-    holds :data:`INCOMPLETE` until :func:`completed` removes it."""
+    devices and sockets are not copied, nor build trees (a folder with ``CMakeCache.txt`` or ``CMakeFiles``)
+    and folders ``ignore`` leaves out (``.gitignore``, ``--exclude``): returned, each with why (relative to
+    ``source``). A copy that fails (a full disk, an unreadable file) is a :class:`MigrationError` naming the
+    first file. The copy holds :data:`INCOMPLETE` until :func:`completed` removes it."""
     if target.exists() and any(p.name != INCOMPLETE for p in target.iterdir()):
         raise MigrationError(f"{target}: the output directory exists and is not empty")
     if target.resolve() == source.resolve() or source.resolve() in target.resolve().parents:
@@ -159,10 +163,18 @@ def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
                 mode = os.lstat(os.path.join(folder, name)).st_mode
             except OSError:
                 continue  # the copy reports it
+            why = ""
             if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+                why = f"not copied: {file_kind(mode)}"
+            elif stat.S_ISDIR(mode) and name not in out:
+                inside_names = _names(os.path.join(folder, name))
+                if inside_names & BUILD_TREE_MARKS:
+                    why = "not copied: a build tree"
+                elif ignore is not None and ignore.walked(folder, name, True, str(source)):
+                    why = "not copied: left out by .gitignore or --exclude"
+            if why:
                 out.add(name)
-                left.append((os.path.relpath(os.path.join(folder, name), source),
-                             f"not copied: {file_kind(mode)}"))
+                left.append((os.path.relpath(os.path.join(folder, name), source), why))
         return out
 
     try:
@@ -175,6 +187,13 @@ def copy_tree(source: Path, target: Path) -> list[tuple[str, str]]:
     except OSError as exc:
         raise MigrationError(f"{exc.filename or target}: cannot copy the project: {exc.strerror or exc}") from None
     return left
+
+
+def _names(folder: str) -> set[str]:
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()  # the copy reports it
 
 
 def half_made(target: Path) -> bool:
@@ -195,7 +214,8 @@ def completed(target: Path) -> None:
 
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
               progress: Callable[[int, int], None] | None = None, original: Path | None = None,
-              ask: frozenset[str] = ASK_ALL, engine_timeout: float = ENGINE_TIMEOUT) -> Plan:  # fmt: skip
+              ask: frozenset[str] = ASK_ALL, engine_timeout: float = ENGINE_TIMEOUT,
+              ignore: Ignore | None = None) -> Plan:  # fmt: skip
     """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
     copy of (where the build finds the files outside it that it names). ``ask``: the build tools asked which
     sources the build compiles, besides reading its files: ``make`` (the Makefiles' dry run,
@@ -207,8 +227,8 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     plan.engine = str(engine)
     plan.hip_version = installed_hip_version()
     notes: list[str] = []  # what discovery could not read (a folder, a named pipe): listed as skipped
-    cmake_files = list(discover(root, is_cmake_file, notes))
-    make_files = list(discover(root, is_make_file, notes))
+    cmake_files = list(discover(root, is_cmake_file, notes, ignore=ignore))
+    make_files = list(discover(root, is_make_file, notes, ignore=ignore))
     for note in dict.fromkeys(notes):  # both walks meet an unreadable folder
         where, _, why = note.partition(": skipped: ")
         if "cannot be read" in why or why.endswith(NOT_READ):
@@ -232,7 +252,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     if "cmake" in ask:
         _ask_cmake(plan, [p for p in plan.build_files if is_cmake_file(p.name)])
     add_headers(plan.sources, root)
-    every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")))]
+    every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")), ignore=ignore)]
     plan.unreferenced = unreferenced(root, plan.sources, every)
     _plan_sources(plan, engine, jobs, progress, engine_timeout)
     _plan_build(plan, options, cmake_files, make_files, beyond, originals)

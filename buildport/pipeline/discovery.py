@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Iterator
 
 from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
 from buildport.includes import include_targets
+from buildport.pipeline.ignore import Ignore
 from buildport.textio import InputError, NotARegularFile, SourceText, check_regular, read_bytes, read_source
 
 
@@ -31,12 +32,12 @@ def is_make_file(name: str) -> bool:
 
 #: Entries that mark a folder as a build tree, whose files discovery skips (a folder given as the
 #: root is walked all the same).
-_BUILD_TREE_MARKS = frozenset({"CMakeCache.txt", "CMakeFiles"})
+BUILD_TREE_MARKS = frozenset({"CMakeCache.txt", "CMakeFiles"})
 
 
 def discover(
     root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None, ignore: Ignore | None = None,
 ) -> Iterator[Path]:
     """Build files below ``root`` in a stable order (a folder's files by name, then its folders by name).
 
@@ -51,13 +52,16 @@ def discover(
     whose metadata are as an earlier run recorded them is not read: it was not
     binary then, and its entry in ``contents`` is a source the index vouches for,
     read later only if its text is needed. The files read are recorded in it.
+
+    ``ignore`` leaves out what the project's ``.gitignore`` files and the exclusion options name
+    (:mod:`buildport.pipeline.ignore`).
     """
-    return (Path(name) for name in files_below(root, wanted, skipped, contents, index))
+    return (Path(name) for name in files_below(root, wanted, skipped, contents, index, ignore))
 
 
 def files_below(
     root: Path, wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None, ignore: Ignore | None = None,
 ) -> Iterator[str]:
     """:func:`discover`, as the strings ``str(path)`` of the paths (no path objects are made).
 
@@ -88,6 +92,13 @@ def files_below(
         build_tree, folders, files, linked = listing
         if build_tree and folder != stack_root:
             continue
+        if ignore is not None:
+            read = len(ignore.read)
+            files = [name for name in files if not ignore.walked(folder, name, False, stack_root)]
+            folders = [name for name in folders if not ignore.walked(folder, name, True, stack_root)]
+            if trail is not None:
+                for gitignore in ignore.read[read:]:
+                    trail.path(gitignore)  # its rules, or that there is none: a run replayed must see the same
         prefix = "" if folder == "." else _with_separator(folder)  # str(Path(".") / name) is just name
         names: list[str] = []
         for name in files:
@@ -183,7 +194,7 @@ def _listing(folder: str, wanted: Callable[[str], bool], index: FileIndex | None
         with os.scandir(folder) as entries:
             for entry in entries:  # only folders and wanted files: most of a source tree is neither
                 name = entry.name
-                if name in _BUILD_TREE_MARKS:
+                if name in BUILD_TREE_MARKS:
                     build_tree = build_tree or (entry.is_dir() if name == "CMakeFiles" else os.path.exists(entry.path))
                     marks_linked = marks_linked or entry.is_symlink()
                 if entry.is_dir(follow_symlinks=False):
@@ -313,24 +324,27 @@ def _inside(path: Path, root: Path) -> bool:
 
 def expand_paths(
     paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None, ignore: Ignore | None = None,
 ) -> list[str]:
     """Files as given, directories expanded (see :func:`discover`, which fills ``contents``
     and ``index``), ``-`` kept for standard input."""
-    return list(iter_paths(paths, wanted, skipped, contents, index))
+    return list(iter_paths(paths, wanted, skipped, contents, index, ignore))
 
 
 def iter_paths(
     paths: list[str], wanted: Callable[[str], bool], skipped: list[str] | None = None,
-    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None,
+    contents: dict[str, SourceText] | None = None, index: FileIndex | None = None, ignore: Ignore | None = None,
 ) -> Iterator[str]:
     """:func:`expand_paths` as it goes: each file as soon as discovery has read it, so
-    that porting (:func:`port_files`) can begin while the walk goes on."""
+    that porting (:func:`port_files`) can begin while the walk goes on. A path named is
+    left out only by ``--force-exclude`` (``ignore``)."""
     trail = index.trail if index is not None else None
     for p in paths:
         path = Path(p)
+        if ignore is not None and ignore.named(p):
+            continue
         if p != "-" and path.is_dir() and not wanted(path.name):
-            yield from files_below(path, wanted, skipped, contents, index)
+            yield from files_below(path, wanted, skipped, contents, index, ignore)
         else:
             if trail is not None and p == "-":
                 trail.spoil()  # stdin is no file to look at again

@@ -1,0 +1,130 @@
+"""What a walk leaves out: the project's ``.gitignore`` files and the ``--exclude`` options, as black does.
+
+- ``.gitignore`` files (pathspec's git semantics, negations among them) from the project root (the
+  folder with ``.git`` or ``.hg`` above the folder walked, else that folder) down to each folder walked,
+  a deeper file deciding over a shallower one; not read when ``--exclude`` is given, which replaces them;
+- ``--exclude`` / ``--extend-exclude``: regular expressions searched in the path from the project root,
+  written with ``/``, starting with ``/`` and ending with ``/`` for a folder (``/third_party/``);
+- ``--force-exclude``: the same, applied also to the files named on the command line, which the others
+  never leave out.
+
+Hidden folders and build trees are discovery's own rules (:mod:`buildport.pipeline.discovery`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from buildport.config import ROOT_MARKERS
+
+if TYPE_CHECKING:  # pathspec is imported where a .gitignore is found (its import costs a warm run a third)
+    from pathspec import GitIgnoreSpec
+
+
+class ExcludeError(ValueError):
+    """An exclusion pattern that is not a regular expression."""
+
+
+def pattern(option: str, value: str | None) -> re.Pattern[str] | None:
+    """``value`` compiled (None for none); :class:`ExcludeError` names the option if it does not compile."""
+    if not value:
+        return None
+    try:
+        return re.compile(value)
+    except re.error as exc:
+        raise ExcludeError(f"{option}: not a regular expression: {value!r} ({exc})") from None
+
+
+def project_root(folder: str) -> str:
+    """The folder with ``.git`` or ``.hg`` at or above ``folder`` (absolute), else ``folder`` itself."""
+    start = os.path.abspath(folder)
+    current = start
+    while True:
+        if any(os.path.exists(os.path.join(current, marker)) for marker in ROOT_MARKERS):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return start
+        current = parent
+
+
+@dataclass(slots=True)
+class Ignore:
+    """The exclusions of one run. ``gitignore`` False reads no ``.gitignore`` (so does ``exclude``)."""
+
+    exclude: re.Pattern[str] | None = None
+    extend_exclude: re.Pattern[str] | None = None
+    force_exclude: re.Pattern[str] | None = None
+    gitignore: bool = True
+    #: folder (absolute) → the .gitignore specs that apply below it, each with the folder it is relative to
+    _specs: dict[str, list[tuple[str, GitIgnoreSpec]]] = field(default_factory=dict)
+    #: folder walked from (absolute) → its project root
+    _roots: dict[str, str] = field(default_factory=dict)
+    #: the .gitignore files read, for the whole-run replay's record (buildport.replay)
+    read: list[str] = field(default_factory=list)
+
+    @property
+    def reads_gitignore(self) -> bool:
+        return self.gitignore and self.exclude is None
+
+    def key(self) -> list[Any]:
+        """The options, as data for the keys of a run (not the .gitignore files: those are looked at)."""
+        return [p.pattern if p is not None else None for p in (self.exclude, self.extend_exclude, self.force_exclude)] \
+            + [self.reads_gitignore]
+
+    def walked(self, folder: str, name: str, is_dir: bool, top: str) -> bool:
+        """Whether the entry ``name`` of ``folder``, reached by walking from ``top``, is left out."""
+        root = self._roots.get(top)
+        if root is None:
+            root = self._roots[top] = project_root(top)
+        path = os.path.join(os.path.abspath(folder), name)
+        if self._matches(root, path, is_dir, (self.exclude, self.extend_exclude, self.force_exclude)):
+            return True
+        if not self.reads_gitignore:
+            return False
+        decided = None
+        for base, spec in self._specs_for(os.path.dirname(path), root):
+            relative = os.path.relpath(path, base).replace(os.sep, "/") + ("/" if is_dir else "")
+            include = spec.check_file(relative).include
+            if include is not None:
+                decided = include
+        return bool(decided)
+
+    def named(self, path: str) -> bool:
+        """Whether a path named on the command line is left out (``--force-exclude`` alone does that)."""
+        if self.force_exclude is None or path == "-":
+            return False
+        root = project_root(os.path.dirname(os.path.abspath(path)) or ".")
+        return self._matches(root, os.path.abspath(path), os.path.isdir(path), (self.force_exclude,))
+
+    @staticmethod
+    def _matches(root: str, path: str, is_dir: bool, patterns: tuple[re.Pattern[str] | None, ...]) -> bool:
+        if not any(patterns):
+            return False
+        relative = "/" + os.path.relpath(path, root).replace(os.sep, "/") + ("/" if is_dir else "")
+        return any(p is not None and p.search(relative) for p in patterns)
+
+    def _specs_for(self, folder: str, root: str) -> list[tuple[str, GitIgnoreSpec]]:
+        """The specs of the .gitignore files from ``root`` down to ``folder``, the shallowest first."""
+        found = self._specs.get(folder)
+        if found is not None:
+            return found
+        parent = os.path.dirname(folder)
+        below_root = folder.startswith(root.rstrip(os.sep) + os.sep)
+        above = self._specs_for(parent, root) if below_root and parent != folder else []
+        own = os.path.join(folder, ".gitignore")
+        self.read.append(own)
+        found = above
+        if os.path.isfile(own):  # a look, not a read: most folders have none
+            from pathspec import GitIgnoreSpec
+
+            try:
+                with open(own, encoding="utf-8", errors="surrogateescape") as f:
+                    found = [*above, (folder, GitIgnoreSpec.from_lines(f.read().splitlines()))]
+            except OSError:
+                pass  # an unreadable one leaves nothing out
+        self._specs[folder] = found
+        return found
