@@ -524,6 +524,9 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
               help=_ARCH_HELP)
 @click.option("--hipify", "hipify", default=None, metavar="PATH", help="The hipify engine to run.")
+@click.option("--hipify-arg", "hipify_args", multiple=True, metavar="ARG",
+              help="An argument for the engine, given before each file; repeat for more (hipify-perl's -roc, "
+                   "hipify-clang's -p build/ for a compile database).")
 @click.option("--rename-sources", type=click.Choice(["keep", "hip"]), default="keep", show_default=True,
               help="Keep .cu names (HIP compiles them once the build says so) or rename them to .hip.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1, show_default="all cores",
@@ -544,8 +547,8 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @_exclude_options[1]
 @_exclude_options[2]
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
-            offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
-            no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
+            offload_arch: tuple[str, ...], hipify: str | None, hipify_args: tuple[str, ...], rename_sources: str,
+            jobs: int, no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
             verbose: bool, config_file: str | None, exclude: str | None, extend_exclude: str | None,
             force_exclude: str | None) -> None:
     """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
@@ -564,4 +567,6 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
                                tool for tool, off in (("make", no_make_dry_run), ("cmake", no_cmake_configure))
                                if not off), engine_timeout=engine_timeout,
                            config=config, given=_given("offload-arch", "hipify", "rename-sources", "jobs"),
-                           ignore=_ignore(config, exclude, extend_exclude, force_exclude)))
+                           ignore=_ignore(config, exclude, extend_exclude, force_exclude),
+                           engine_args=hipify_args if _given("hipify-args") else tuple(
+                               config.options.get("hipify-args", ()))))

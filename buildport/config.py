@@ -2,7 +2,7 @@
 
 Every command reads it: found as black finds its configuration (:func:`find`: from the
 paths given up to the project root), or named with ``--config FILE``. Keys are the long
-option names (``offload-arch``, ``hipify``, ``rename-sources``, ``jobs``, ``exclude``,
+option names (``offload-arch``, ``hipify``, ``hipify-args``, ``rename-sources``, ``jobs``, ``exclude``,
 ``extend-exclude``, ``force-exclude``); a value given on
 the command line wins over the file. Two tables extend the built-in mappings and take
 precedence over them (the project's :class:`~buildport.rules.ruleset.RuleSet`):
@@ -35,8 +35,8 @@ from typing import Any
 from buildport.rules import libraries as library_rules
 from buildport.rules.ruleset import RuleSet
 
-OPTION_KEYS = frozenset({"offload-arch", "hipify", "rename-sources", "jobs", "exclude", "extend-exclude",
-                         "force-exclude"})
+OPTION_KEYS = frozenset({"offload-arch", "hipify", "hipify-args", "rename-sources", "jobs", "exclude",
+                         "extend-exclude", "force-exclude"})
 TABLE_KEYS = frozenset({"libraries", "flags"})
 #: A library row's keys: list keys hold names, the others one name.
 LIBRARY_LISTS = ("cmake-targets", "link-names", "legacy-vars")
@@ -160,6 +160,8 @@ def _option(path: Path, key: str, value: Any) -> Any:
     elif key == "hipify":
         if not isinstance(value, str) or not value:
             raise _expected(path, key, "the path or name of a hipify program", value)
+    elif key == "hipify-args":
+        _names(path, key, value)
     elif key in ("exclude", "extend-exclude", "force-exclude"):
         if not isinstance(value, str):
             raise _expected(path, key, "a regular expression", value)

@@ -113,14 +113,16 @@ ENGINE_TIMEOUT = 300.0
 
 
 def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: float = ENGINE_TIMEOUT,
-               data: bytes | None = None) -> HipifyResult:
+               data: bytes | None = None, extra: tuple[str, ...] = ()) -> HipifyResult:
     """Translate one file; the file itself is not written.
 
     With ``data`` (the file's bytes, read by the caller), the engine is given a copy of them in a
     folder of its own, never the user's file: an engine that deletes or truncates its input costs
     nothing. Its messages name ``path`` all the same. An engine that takes longer than ``timeout``
     seconds is killed with everything it started. Output that cannot be a translation of the input
-    (nothing for a file with text, or less than half its lines) is a failure, not a result.
+    (nothing for a file with text, or less than half its lines) is a failure, not a result. ``extra``:
+    the user's arguments for the engine (``--hipify-arg``), given before the file (``-roc``; for
+    hipify-clang ``-p build/``, a compile database).
     """
     result = HipifyResult(str(path))
     with tempfile.TemporaryDirectory(prefix="buildport-engine-") as scratch:
@@ -128,7 +130,7 @@ def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: floa
         if data is not None:
             given = Path(scratch) / path.name
             given.write_bytes(data)
-        args = [str(engine)]
+        args = [str(engine), *extra]
         if engine.name.startswith("hipify-perl"):
             args += ["-print-stats", str(given)]
         else:  # hipify-clang: stdout output, include dirs from the build (and the file's own folder)

@@ -215,7 +215,7 @@ def completed(target: Path) -> None:
 def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
               progress: Callable[[int, int], None] | None = None, original: Path | None = None,
               ask: frozenset[str] = ASK_ALL, engine_timeout: float = ENGINE_TIMEOUT,
-              ignore: Ignore | None = None) -> Plan:  # fmt: skip
+              ignore: Ignore | None = None, engine_args: tuple[str, ...] = ()) -> Plan:  # fmt: skip
     """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
     copy of (where the build finds the files outside it that it names). ``ask``: the build tools asked which
     sources the build compiles, besides reading its files: ``make`` (the Makefiles' dry run,
@@ -254,7 +254,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     add_headers(plan.sources, root)
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")), ignore=ignore)]
     plan.unreferenced = unreferenced(root, plan.sources, every)
-    _plan_sources(plan, engine, jobs, progress, engine_timeout)
+    _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args)
     _plan_build(plan, options, cmake_files, make_files, beyond, originals)
     return plan
 
@@ -315,7 +315,7 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
 
 
 def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, int], None] | None,
-                  timeout: float = ENGINE_TIMEOUT) -> None:
+                  timeout: float = ENGINE_TIMEOUT, engine_args: tuple[str, ...] = ()) -> None:
     """Each source the build uses through the engine (on a copy of its bytes: see
     :func:`~buildport.hipify.run_engine`), then the source rules over what it gave. ``progress`` is told
     (files done, files in all) as each file is done."""
@@ -331,7 +331,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
             data = read_input(str(path))
         except InputError as exc:
             return exc, HipifyResult(str(path))
-        result = run_engine(engine, path, include_dirs, timeout, data)
+        result = run_engine(engine, path, include_dirs, timeout, data, engine_args)
         if progress is not None:
             with counting:
                 done[0] += 1

@@ -31,10 +31,11 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
                   offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str, jobs: int,
                   quiet: bool, verbose: bool, ask: frozenset[str] = ASK_ALL,
                   engine_timeout: float = ENGINE_TIMEOUT, config: Config | None = None,
-                  given: frozenset[str] = project_config.OPTION_KEYS, ignore: Ignore | None = None) -> int:
+                  given: frozenset[str] = project_config.OPTION_KEYS, ignore: Ignore | None = None,
+                  engine_args: tuple[str, ...] = ()) -> int:
     """``given``: the options the caller chose (the others come from the project's configuration,
     ``config``, found from ``directory`` when not given). ``ignore``: what the walks leave out (the
-    .gitignore files when not given)."""
+    .gitignore files when not given). ``engine_args``: given to the engine before each file."""
     ignore = Ignore() if ignore is None else ignore
     root = Path(directory)
     if not root.is_dir():
@@ -76,7 +77,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         return EXIT_ERROR
     options = Options(offload_arch)
     if dry_run:
-        return _dry_run(root, options, hipify, jobs, rename_sources, ask, engine_timeout, ignore)
+        return _dry_run(root, options, hipify, jobs, rename_sources, ask, engine_timeout, ignore, engine_args)
     target = root if in_place else Path(out or "")
     created = False
     try:
@@ -90,7 +91,8 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
                 click.echo(f"{target}: removed the half-made copy an interrupted run left", err=True)
             created = not target.exists()
             not_copied = copy_tree(root, target, ignore)
-        plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask, engine_timeout, ignore)
+        plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask, engine_timeout, ignore,
+                     engine_args)
         plan.skipped += not_copied
         check_engine(plan)
         mapping = renames(plan) if rename_sources == "hip" else {}
@@ -143,13 +145,14 @@ def _with_config(config: Config, root: Path, offload_arch: tuple[str, ...], hipi
 
 
 def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool, original: Path | None,
-          ask: frozenset[str], engine_timeout: float, ignore: Ignore) -> Plan:  # fmt: skip
+          ask: frozenset[str], engine_timeout: float, ignore: Ignore,
+          engine_args: tuple[str, ...] = ()) -> Plan:  # fmt: skip
     if quiet:
         return make_plan(target, options, hipify, jobs, original=original, ask=ask, engine_timeout=engine_timeout,
-                         ignore=ignore)
+                         ignore=ignore, engine_args=engine_args)
     if not sys.stderr.isatty():  # a CI log: a plain line now and then
         return make_plan(target, options, hipify, jobs, progress=_LogProgress(), original=original, ask=ask,
-                         engine_timeout=engine_timeout, ignore=ignore)
+                         engine_timeout=engine_timeout, ignore=ignore, engine_args=engine_args)
     with click.progressbar(length=1, label="hipify", file=sys.stderr, show_pos=True) as bar:
 
         def step(done: int, total: int) -> None:
@@ -157,7 +160,7 @@ def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: 
             bar.update(done - bar.pos)
 
         return make_plan(target, options, hipify, jobs, progress=step, original=original, ask=ask,
-                         engine_timeout=engine_timeout, ignore=ignore)
+                         engine_timeout=engine_timeout, ignore=ignore, engine_args=engine_args)
 
 
 class _LogProgress:
@@ -199,9 +202,11 @@ def _configured_engine(value: str, root: Path, source: Path | None) -> str:
 
 
 def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename_sources: str,
-             ask: frozenset[str], engine_timeout: float, ignore: Ignore) -> int:  # fmt: skip
+             ask: frozenset[str], engine_timeout: float, ignore: Ignore,
+             engine_args: tuple[str, ...] = ()) -> int:  # fmt: skip
     try:
-        plan = make_plan(root, options, hipify, jobs, ask=ask, engine_timeout=engine_timeout, ignore=ignore)
+        plan = make_plan(root, options, hipify, jobs, ask=ask, engine_timeout=engine_timeout, ignore=ignore,
+                         engine_args=engine_args)
         check_engine(plan)
         mapping = renames(plan) if rename_sources == "hip" else {}
     except (MigrationError, ParseError, InputError) as exc:

@@ -187,3 +187,20 @@ def test_a_long_conversion_says_how_far_it_is_in_a_log(tmp_path: Path, monkeypat
     again = project(tmp_path / "again")
     code, output = migrate(again, engine(tmp_path, CONVERT))
     assert code == 0 and "hipify:" not in output  # a short conversion says nothing
+
+
+def test_the_users_engine_arguments_come_before_each_file(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    seen = tmp_path / "argv"
+    tool = engine(tmp_path, f'echo "$@" >> {seen}\n{CONVERT}')
+    code, output = migrate(root, tool, "--hipify-arg", "-roc", "--hipify-arg", "-whole")
+    assert code == 0, output
+    calls = seen.read_text().splitlines()
+    assert len(calls) == 2 and all(call.startswith("-roc -whole -print-stats ") for call in calls)
+    # the configuration's, where the command line gives none
+    root = project(tmp_path / "second")
+    (root / "buildport.toml").write_text('hipify-args = ["-roc"]\n')
+    seen.unlink()
+    code, output = migrate(root, tool)
+    assert code == 0, output
+    assert all(call.startswith("-roc -print-stats ") for call in seen.read_text().splitlines())
