@@ -205,13 +205,31 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "invocations": [{
             "executionSuccessful": not report.errors,
-            "toolExecutionNotifications": [
-                {"level": "error", "message": {"text": error}} for error in report.errors
-            ],
+            "toolExecutionNotifications": [_notification(error, base, artifacts) for error in report.errors],
         }],
         "results": [_sarif_result(f, index[f.rule], base, artifacts, lines) for f in findings],
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+#: An error that names where it is: ``path:line:col: error: message`` (a parse error), or ``path: error: ...``.
+_LOCATED = re.compile(r"^(?P<path>.+?):(?:(?P<line>\d+):(?P<col>\d+):)? error: (?P<message>.*)$", re.S)
+
+
+def _notification(error: str, base: Path, artifacts: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """An error of the run as a SARIF notification, located in its file (and line) where it names them."""
+    out: dict[str, Any] = {"level": "error", "message": {"text": error}}
+    m = _LOCATED.match(error)
+    if m is None or not Path(m.group("path")).exists():
+        return out
+    path = m.group("path")
+    location: dict[str, Any] = {
+        "artifactLocation": artifacts.get(path) or artifacts.setdefault(path, _artifact(path, base))}
+    if m.group("line"):
+        location["region"] = {"startLine": int(m.group("line")), "startColumn": int(m.group("col"))}
+    out["message"] = {"text": m.group("message")}
+    out["locations"] = [{"physicalLocation": location}]
+    return out
 
 
 def _sarif_rule(rule: str) -> dict[str, Any]:

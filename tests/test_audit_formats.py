@@ -81,6 +81,12 @@ def test_sarif_with_errors_validates(tmp_path: Path) -> None:
     jsonschema.Draft4Validator(schema).validate(data)
     invocation = data["runs"][0]["invocations"][0]
     assert invocation["executionSuccessful"] is False and invocation["toolExecutionNotifications"]
+    # the parse error is located: code scanning shows it on its line
+    notification = invocation["toolExecutionNotifications"][0]
+    location = notification["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "CMakeLists.txt", "uriBaseId": "%SRCROOT%"}
+    assert location["region"]["startLine"] >= 1 and location["region"]["startColumn"] >= 1
+    assert "error:" not in notification["message"]["text"] and notification["message"]["text"]
 
 
 def test_sarif_shape_for_code_scanning() -> None:
