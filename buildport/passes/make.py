@@ -483,7 +483,8 @@ _DEVICE_C = re.compile(r"(?<!\S)(?:-dc|--device-c)(?!\S)")
 _ROCM_LIB_DIR = re.compile(r"(?:^|\s)-L\$\(ROCM_PATH\)/lib/?(?:\s|$)")
 #: Words after the compiler that make a command something else than a link of objects into a program.
 _NOT_A_LINK = frozenset({"-c", "-dc", "--device-c", "-E", "-S", "-M", "-MM", "-dlink", "--device-link", "-lib", "--lib",
-                         "-fgpu-rdc", "--hip-link", "-ptx", "-cubin", "-fatbin", "$(HIP_DEVICE_LINK)"})
+                         "-fgpu-rdc", "--hip-link", "-ptx", "-cubin", "-fatbin", "$(HIP_DEVICE_LINK)",
+                         "--emit-static-lib"})
 
 
 def _compiles_relocatable(ctx: MakeContext) -> bool:

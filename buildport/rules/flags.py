@@ -100,8 +100,9 @@ FLAGS: tuple[Flag, ...] = (
     Flag(("-Xlinker", "--linker-options"), "xlinker"),
     Flag(("-fatbin", "--fatbin", "-cubin", "--cubin"), "map", ("--genco",), clang_to=("--cuda-device-only",),
          note="device code alone, for the module API: hipModuleLoad reads clang's bundle of code objects"),
-    Flag(("-ptx", "--ptx", "-dlink", "--device-link",
-          "-lib", "--lib", "-run", "--run", "-cuda", "--cuda"), "report",
+    Flag(("-lib", "--lib"), "map", ("--emit-static-lib",),
+         note="a static library of the objects (device code kept for a later link with -fgpu-rdc)"),
+    Flag(("-ptx", "--ptx", "-dlink", "--device-link", "-run", "--run", "-cuda", "--cuda"), "report",
          note="an nvcc-specific compilation phase; the build step needs a human"),
 )
 

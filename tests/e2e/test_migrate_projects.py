@@ -194,10 +194,11 @@ PROJECTS = {
     ),
     "make-device-link": Project(
         kind="make",
-        executables=("model",),
+        executables=("model", "model_from_lib"),
         build_files=("Makefile",),
         # nvcc -dlink makes model_devlink.o of the -dc objects' device code (a kernel of step.cu calls a device
-        # function of physics.cu), which cc links with them: the port's step makes the same object for cc
+        # function of physics.cu), which cc links with them: the port's step makes the same object for cc;
+        # model_from_lib: the objects archived by nvcc -lib (hipcc --emit-static-lib), device-linked from it
         sources=("step.cu",),
         cuda_make_args=("TEST_LDFLAGS=-L{cuda}/lib64",),
     ),
