@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.perf  # runs the benchmark scripts on tiny inputs
+
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench.py"
 
 

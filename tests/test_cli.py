@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 CUDA_PROJECT = """cmake_minimum_required(VERSION 3.18)
 project(demo LANGUAGES CXX CUDA)
 find_package(CUDAToolkit REQUIRED)

@@ -141,6 +141,7 @@ _file = st.lists(st.tuples(_command(), st.sampled_from(["\n", "\r\n", "\r", " # 
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(_file)
 def test_generated_files_round_trip(text: str) -> None:

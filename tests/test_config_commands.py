@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 REPO = Path(__file__).resolve().parents[1]
 
 MAKEFILE = "NVCCFLAGS = -O2 -arch=sm_80 --my-switch\nLIBS = -lcufoo\nall:\n\tnvcc $(NVCCFLAGS) -o a a.cu $(LIBS)\n"

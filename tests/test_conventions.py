@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 REPO = Path(__file__).resolve().parents[1]
 AUDIT_TREE = REPO / "fixtures" / "audit" / "mixed" / "tree"
 

@@ -14,6 +14,8 @@ import pytest
 from buildport import grammars
 from buildport.syntax import cmake_lark
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 REPO = Path(__file__).resolve().parent.parent
 REQUIRED = ("IDENT", "SPACE", "QUOTED_ARG")
 

@@ -15,6 +15,8 @@ import pytest
 
 from buildport.pipeline.ignore import Ignore, project_root
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 REPO = Path(__file__).resolve().parents[1]
 CUDA_CMAKE = "project(p LANGUAGES CXX CUDA)\nadd_executable(app k.cu)\n"
 

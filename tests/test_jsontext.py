@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from buildport.jsontext import dumps_indented
+
+pytestmark = pytest.mark.slow  # property tests over many generated inputs
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text()
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),

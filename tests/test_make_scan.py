@@ -113,6 +113,7 @@ def test_a_grammar_with_lexer_callbacks_is_refused_eagerly_and_read_by_lark_lazi
     assert scan("if x", tables(parser, fuse=False)) is None  # the caller then parses with Lark
 
 
+@pytest.mark.slow
 def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from buildport.grammars import cached_lark
 
@@ -477,6 +478,7 @@ _SAMPLES = [
 ]
 
 
+@pytest.mark.slow
 def test_tables_from_data_are_the_tables_lark_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 

@@ -19,6 +19,8 @@ from click.testing import CliRunner
 from buildport.cli import main
 from buildport.sources import SourceSet, add_headers, cmake_sources, make_sources
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 MAKEFILE = """\
 CC = nvcc
 CFLAGS := -std=c++17 -I../shared -I/usr/local/cuda/include -I../missing

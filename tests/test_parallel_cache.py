@@ -21,6 +21,8 @@ import pytest
 
 from buildport.textio import digest
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures" / "projects"
 SCALING = REPO / "benchmarks" / "scaling.py"

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from buildport.rules.build_rules import _LIBRARY_NAMES, _ROOT_WORDS, RESIDUE_PATTERNS
 from buildport.rules.paths import CUDA_ROOT_LITERAL
 from buildport.wordtrie import bounded_trie, trie_pattern
+
+pytestmark = pytest.mark.slow  # property tests over many generated inputs
 
 PLAIN = [
     ("build-cuda-path", re.compile(

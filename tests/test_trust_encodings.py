@@ -17,6 +17,8 @@ import pytest
 from buildport.engine import port_cmake
 from buildport.textio import decode, encode
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CUDA_LINES = [

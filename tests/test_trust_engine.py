@@ -18,6 +18,8 @@ from click.testing import CliRunner
 
 from buildport.cli import main
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 GOOD = "#include <cuda_runtime.h>\nint main() { return cudaDeviceSynchronize(); }\n"
 MAKEFILE = "app: a.cu b.cu\n\tnvcc -o app a.cu b.cu\n"
 #: A conversion, with the statistics line hipify-perl prints (``-print-stats``) for it.

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: (name, file bytes, line, col, message words, the source line shown)

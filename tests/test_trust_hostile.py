@@ -22,6 +22,8 @@ from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, decode, encode
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted((ROOT / "fixtures" / "cmake-syntax").glob("*.cmake")) + sorted(
     (ROOT / "fixtures" / "cmake").glob("*/input.cmake")

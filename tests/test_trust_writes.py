@@ -26,6 +26,8 @@ from buildport.pipeline.port import port_files
 from buildport.pipeline.write import write_changes
 from buildport.textio import InputError, read_source, write_atomic
 
+pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
+
 ROOT = Path(__file__).resolve().parent.parent
 CUDA = "project(p LANGUAGES CXX CUDA)\nadd_executable(app main.cu)\n"
 TMP_SUFFIX = ".buildport-tmp"
