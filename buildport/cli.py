@@ -255,7 +255,8 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
         raise click.UsageError("--in-place writes the files: it goes with neither --diff nor --check "
                                "(--check --diff prints the diff and exits 1 when a file would change)")
     options = {"paths": list(paths), "diff": show_diff, "check": check, "offload_arch": list(offload_arch),
-               "quiet": quiet, "verbose": verbose, "exclude": ignore.key()}
+               "quiet": quiet, "verbose": verbose, "exclude": ignore.key(),
+               "color": _color_wanted() if show_diff else None}
     with _replayed(None if in_place or "-" in paths else cache, kind, options):
         _rewrite_run(kind, paths, in_place, show_diff, check, offload_arch, quiet, verbose, ignore, jobs, cache)
 
@@ -354,9 +355,11 @@ def _finish(run: Run, in_place: bool, show_diff: bool, check: bool, quiet: bool,
             if o.path == "-" and o.result is not None:
                 sys.stdout.buffer.write(encode(o.result.text))
     elif show_diff:
+        color = _color_wanted()
         for o in run.changed:
             assert o.result is not None
-            sys.stdout.write(_unified(o.result.path, o.result.original, o.result.text, o.result.regions))
+            diff = _unified(o.result.path, o.result.original, o.result.text, o.result.regions)
+            sys.stdout.write(_colored_diff(diff) if color else diff)
     elif not check:
         several = len(run.outcomes) > 1
         for o in run.outcomes:
@@ -419,6 +422,24 @@ def _unified(path: str, old: str, new: str, regions: list[Region] | None) -> str
     out = []
     for line in unified(old, new, regions, a, b):
         out.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _colored_diff(diff: str) -> str:
+    """A unified diff with git's colours: file headers bold, hunk headers cyan, removed lines red, added green."""
+    out = []
+    for line in diff.splitlines(keepends=True):
+        body, end = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")):]
+        if line.startswith(("--- ", "+++ ")):
+            out.append(click.style(body, bold=True) + end)
+        elif line.startswith("@@"):
+            out.append(click.style(body, fg="cyan") + end)
+        elif line.startswith("-"):
+            out.append(click.style(body, fg="red") + end)
+        elif line.startswith("+"):
+            out.append(click.style(body, fg="green") + end)
+        else:
+            out.append(line)
     return "".join(out)
 
 

@@ -15,8 +15,8 @@ REPO = Path(__file__).resolve().parents[1]
 AUDIT_TREE = REPO / "fixtures" / "audit" / "mixed" / "tree"
 
 
-def buildport(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+def buildport(*args: str | Path, cwd: Path, **env_vars: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", **env_vars}
     return subprocess.run([sys.executable, "-m", "buildport", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -66,3 +66,13 @@ def test_the_cache_folder_is_tagged(tmp_path: Path) -> None:
     buildport("cmake", "--check", "--cache-dir", cache, ".", cwd=tree)
     tag = (cache / "CACHEDIR.TAG").read_text()
     assert tag.startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+
+
+def test_a_diff_is_coloured_where_colour_is_wanted(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "t")
+    cache = tmp_path / "cache"
+    coloured = buildport("cmake", "--diff", "--cache-dir", cache, ".", cwd=tree, NO_COLOR="", FORCE_COLOR="1")
+    assert "\x1b[31m-project(p LANGUAGES CXX CUDA)\x1b[0m\n" in coloured.stdout
+    assert "\x1b[1m--- a/a/CMakeLists.txt\x1b[0m\n" in coloured.stdout
+    plain = buildport("cmake", "--diff", "--cache-dir", cache, ".", cwd=tree)  # not the coloured run replayed
+    assert "\x1b[" not in plain.stdout and "-project(p LANGUAGES CXX CUDA)\n" in plain.stdout
