@@ -162,12 +162,13 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
     index = cache.files if cache is not None else None
     words: dict[str, list[str]] = {}  # the include lines of the Makefiles found
-    found = iter_collect(list(paths), report.errors, contents, index, words, ignore)  # audited as discovery finds them
+    left_out: set[str] = set()  # included Makefiles the walk would leave out: read for their facts only
+    found = iter_collect(list(paths), report.errors, contents, index, words, ignore, left_out)  # as found
     for outcome in _audit_all(found, jobs, cache, contents, words):
         if isinstance(outcome, str):
             report.errors.append(outcome)
             continue
-        if outcome is None:
+        if outcome is None or outcome.path in left_out:
             continue
         if rules.select or rules.ignore:
             outcome.findings = [f for f in outcome.findings if rules.wants(f.rule)]
@@ -480,7 +481,8 @@ _AUDITED_SUFFIXES = frozenset({".cmake", ".mk", *CUDA_EXTENSIONS, *C_FAMILY_EXTE
 
 def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
                  index: FileIndex | None = None,
-                 words: dict[str, list[str]] | None = None, ignore: Ignore | None = None) -> Iterator[tuple[str, str]]:
+                 words: dict[str, list[str]] | None = None, ignore: Ignore | None = None,
+                 left_out: set[str] | None = None) -> Iterator[tuple[str, str]]:
     """(path, kind) of every file to audit, as discovery finds them: files as given, directories
     walked (the first kind given for a path wins), then the Makefiles those include.
 
@@ -517,7 +519,11 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
     # a named pipe or a device under a build file's name (links out of the tree and binary files are left out
     # of an audit quietly)
     errors.extend(note.replace(": skipped: ", ": error: ", 1) for note in skipped if note.endswith(NOT_READ))
-    yield from ((p, MAKE) for p in included_makefiles(makefiles, contents, index, words) if p not in seen)
+    for p in included_makefiles(makefiles, contents, index, words):
+        if p not in seen:
+            if ignore is not None and left_out is not None and ignore.excluded(p):
+                left_out.add(p)  # read for what it defines to the others, not reported
+            yield p, MAKE
 
 
 def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) -> FileAudit | None:

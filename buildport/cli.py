@@ -129,8 +129,10 @@ _exclude_options = (
 )
 
 
-def _ignore(config: Config, exclude: str | None, extend_exclude: str | None, force_exclude: str | None) -> Ignore:
-    """What the walks leave out: the .gitignore files, the exclusion options (given, else configured)."""
+def _ignore(paths: Sequence[str], config: Config, exclude: str | None, extend_exclude: str | None,
+            force_exclude: str | None) -> Ignore:
+    """What the walks leave out: the .gitignore files, the exclusion options (given, else configured),
+    under the project root of the folder that holds ``paths``."""
     from buildport.pipeline.ignore import ExcludeError, Ignore, pattern
 
     given = _given("exclude", "extend-exclude", "force-exclude")
@@ -139,7 +141,7 @@ def _ignore(config: Config, exclude: str | None, extend_exclude: str | None, for
     try:
         return Ignore(exclude=pattern("--exclude", chosen["exclude"]),
                       extend_exclude=pattern("--extend-exclude", chosen["extend-exclude"]),
-                      force_exclude=pattern("--force-exclude", chosen["force-exclude"]))
+                      force_exclude=pattern("--force-exclude", chosen["force-exclude"])).anchor(list(paths))
     except ExcludeError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -233,7 +235,7 @@ def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, o
     """
     config = _configured(paths, config_file)
     offload_arch, jobs = _with_config(config, offload_arch, jobs)
-    ignore = _ignore(config, exclude, extend_exclude, force_exclude)
+    ignore = _ignore(paths, config, exclude, extend_exclude, force_exclude)
     _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
              ignore, jobs, _open_cache(cache_dir, no_cache))
 
@@ -277,6 +279,7 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     if kind == "cmake":  # ported as discovery finds them: see port_files
         files = iter_paths(list(paths), wanted, skipped, contents, index, ignore)
     outside: list[str] = []  # Makefiles the tree includes from outside the paths named: read, never written
+    left_out: list[str] = []  # and those .gitignore or --exclude leave out: the same
     if kind != "cmake":
         roots = [os.path.realpath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths if p != "-"]
 
@@ -288,16 +291,20 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
             for path in included_makefiles([f for f in found if f != "-"], contents, index):
                 if not _within(path, roots):
                     outside.append(path)
+                elif ignore.excluded(path):
+                    left_out.append(path)
                 yield path
 
         files = walked()
     walking = any(p != "-" and os.path.isdir(p) for p in paths)
     run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents, walking)
-    if outside:  # their facts are in the run; they themselves are not the user's to rewrite here
-        left = set(outside)
+    if outside or left_out:  # their facts are in the run; they themselves are not the user's to rewrite here
+        left = set(outside) | set(left_out)
         run.outcomes = [o for o in run.outcomes if o.path not in left]
         skipped += [f"{path}: included from outside the paths given: read for what it defines, not rewritten "
                     "(name it, or a folder that holds it, to port it)" for path in outside]
+        skipped += [f"{path}: included, and left out by .gitignore or --exclude: read for what it defines, "
+                    "not rewritten" for path in left_out]
     for note in skipped:
         click.echo(note, err=True)
     if not run.outcomes:  # a tree without build files: nothing to do, as black says of one without Python
@@ -322,7 +329,7 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
     """
     config = _configured(paths, config_file)
     offload_arch, jobs = _with_config(config, offload_arch, jobs)
-    ignore = _ignore(config, exclude, extend_exclude, force_exclude)
+    ignore = _ignore(paths, config, exclude, extend_exclude, force_exclude)
     _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
              ignore, jobs, _open_cache(cache_dir, no_cache))
 
@@ -496,7 +503,7 @@ def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str,
         raise click.UsageError(str(exc)) from None
     config = _configured(paths, config_file)
     _, jobs = _with_config(config, (), jobs)
-    walk = _ignore(config, exclude, extend_exclude, force_exclude)  # (--ignore is the rules')
+    walk = _ignore(paths, config, exclude, extend_exclude, force_exclude)  # (--ignore is the rules')
     cache = _open_cache(cache_dir, no_cache)
     options = {"paths": list(paths), "format": output_format, "fail_on": fail_on, "select": select,
                "ignore": ignore, "color": color, "verbosity": verbose - quiet, "exclude": walk.key(),
@@ -588,6 +595,6 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
                                tool for tool, off in (("make", no_make_dry_run), ("cmake", no_cmake_configure))
                                if not off), engine_timeout=engine_timeout,
                            config=config, given=_given("offload-arch", "hipify", "rename-sources", "jobs"),
-                           ignore=_ignore(config, exclude, extend_exclude, force_exclude),
+                           ignore=_ignore([directory], config, exclude, extend_exclude, force_exclude),
                            engine_args=hipify_args if _given("hipify-args") else tuple(
                                config.options.get("hipify-args", ()))))

@@ -107,12 +107,16 @@ def _in_folder(folder: Path) -> Path | None:
 
 
 def read(path: Path) -> Config:
-    """The configuration in ``path``: a ``buildport.toml``, or the ``[tool.buildport]`` table of any
-    other TOML file (``pyproject.toml``)."""
+    """The configuration in ``path``: the ``[tool.buildport]`` table of a ``pyproject.toml``, or of any
+    other file that has one; otherwise the file's top level, as in ``buildport.toml`` (so a file named with
+    ``--config`` is read, and checked, whatever its name)."""
     if not path.is_file():
         raise ConfigError(f"{path}: error: no such configuration file")
     data = _parse(path)
-    return _read(path, data if path.name == "buildport.toml" else _section(path, data))
+    if path.name == "buildport.toml":
+        return _read(path, data)
+    section = _section(path, data)
+    return _read(path, section if section or path.name == "pyproject.toml" else data)
 
 
 def _parse(path: Path) -> dict[str, Any]:

@@ -234,7 +234,11 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
         if "cannot be read" in why or why.endswith(NOT_READ):
             plan.skipped.append((plan.relative(Path(where)), why))
     included = [Path(p) for p in included_makefiles([str(p) for p in make_files])]
-    make_files += [p for p in included if inside(p, root)]
+    # an included file the walks leave out (.gitignore, --exclude) is read for what it defines, not ported
+    left_out = [p for p in included if ignore is not None and inside(p, root) and ignore.excluded(str(p))]
+    plan.skipped += [(plan.relative(p), "included, and left out by .gitignore or --exclude: read for what it "
+                      "defines, not ported") for p in left_out]
+    make_files += [p for p in included if inside(p, root) and p not in left_out]
     # an included file outside the project (rodinia's ../../common/make.config) is read for what it
     # defines, but neither ported nor written: it is listed with the files outside the project
     beyond = [p for p in included if not inside(p, root)]
@@ -255,7 +259,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")), ignore=ignore)]
     plan.unreferenced = unreferenced(root, plan.sources, every)
     _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args)
-    _plan_build(plan, options, cmake_files, make_files, beyond, originals)
+    _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
     return plan
 
 

@@ -36,7 +36,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
     """``given``: the options the caller chose (the others come from the project's configuration,
     ``config``, found from ``directory`` when not given). ``ignore``: what the walks leave out (the
     .gitignore files when not given). ``engine_args``: given to the engine before each file."""
-    ignore = Ignore() if ignore is None else ignore
+    ignore = Ignore().anchor([directory]) if ignore is None else ignore
     root = Path(directory)
     if not root.is_dir():
         click.echo(f"{directory}: error: not a directory", err=True)
@@ -91,7 +91,8 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
                 click.echo(f"{target}: removed the half-made copy an interrupted run left", err=True)
             created = not target.exists()
             not_copied = copy_tree(root, target, ignore)
-        plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask, engine_timeout, ignore,
+        walk = ignore if in_place else ignore.for_copy(str(target), str(root))  # the copy decided as its original
+        plan = _plan(target, options, hipify, jobs, quiet, None if in_place else root, ask, engine_timeout, walk,
                      engine_args)
         plan.skipped += not_copied
         check_engine(plan)

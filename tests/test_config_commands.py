@@ -106,3 +106,25 @@ def test_migrate_takes_a_default_given_on_the_command_line(project: Path) -> Non
     kept = buildport("migrate", ".", "--dry-run", "--no-make-dry-run", "--no-cmake-configure",
                      "--rename-sources", "keep", cwd=project)
     assert "a.hip" not in kept.stdout, kept.stdout
+
+
+def test_a_named_file_is_read_at_its_top_level_when_it_has_no_tool_table(project: Path, tmp_path: Path) -> None:
+    named = tmp_path / "ci.toml"
+    named.write_text('offload-arch = "gfx1100"\n')
+    made = buildport("make", "gpu/Makefile", "--no-cache", "--config", named, cwd=project)
+    assert made.returncode == 0, made.stderr
+    assert "gfx1100" in made.stdout
+    named.write_text("jobs = 0\n")
+    refused = buildport("make", "gpu/Makefile", "--no-cache", "--config", named, cwd=project)
+    assert refused.returncode == 2 and f"{named}: error: jobs: expected" in refused.stderr
+
+
+def test_a_rows_note_is_part_of_the_cache_key(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    row = '[libraries.cufoo]\ncmake-targets = ["CUDA::cufoo"]\nnote = "NOTE-{}"\n'  # no ROCm counterpart
+    (project / "buildport.toml").write_text(row.format("A"))
+    first = buildport("cmake", "gpu", "--cache-dir", cache, cwd=project)
+    assert "NOTE-A" in first.stderr
+    (project / "buildport.toml").write_text(row.format("B"))
+    second = buildport("cmake", "gpu", "--cache-dir", cache, cwd=project)
+    assert "NOTE-B" in second.stderr and "NOTE-A" not in second.stderr

@@ -144,3 +144,58 @@ def test_the_project_root_is_the_repository(tmp_path: Path) -> None:
     (tmp_path / "plain" / "x").mkdir(parents=True)
     assert project_root(str(tmp_path / "plain" / "x")).startswith(str(tmp_path))
     assert Ignore().key() == [None, None, None, True]
+
+
+def test_an_included_makefile_left_out_is_read_not_rewritten(tmp_path: Path) -> None:
+    root = tmp_path / "inc"
+    (root / "vendor").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("vendor/\n")
+    (root / "vendor" / "cuda.mk").write_text("NVCC = nvcc\nLIBS = -lcublas\n")
+    (root / "Makefile").write_text("include vendor/cuda.mk\napp: a.cu\n\t$(NVCC) -o app a.cu $(LIBS)\n")
+    done = buildport("make", "--check", "--no-cache", ".", cwd=root)
+    assert would_rewrite(done) == []
+    assert "vendor/cuda.mk: included, and left out by .gitignore or --exclude" in done.stderr
+    kept = buildport("make", "--check", "--no-cache", "--exclude", "^$", ".", cwd=root)  # .gitignore replaced
+    assert would_rewrite(kept) == ["vendor/cuda.mk"]
+    forced = buildport("make", "--check", "--no-cache", "--exclude", "^$", "--force-exclude", "/vendor/", ".",
+                       cwd=root)
+    assert would_rewrite(forced) == []
+    audited = json.loads(buildport("audit", "--format", "json", "--no-cache", ".", cwd=root).stdout)
+    assert [f["path"] for f in audited["files"]] == ["Makefile"]
+    audited = json.loads(buildport("audit", "--format", "json", "--no-cache", "--exclude", "^$", ".",
+                                   cwd=root).stdout)
+    assert [f["path"] for f in audited["files"]] == ["Makefile", "vendor/cuda.mk"]
+
+
+def test_the_order_of_the_paths_changes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "g"
+    (root / "sub" / "in").mkdir(parents=True)
+    (root / ".gitignore").write_text("*.gen.cmake\n")
+    (root / "sub" / "in" / "a.gen.cmake").write_text(CUDA_CMAKE)
+    (root / "sub" / "CMakeLists.txt").write_text(CUDA_CMAKE)
+    one = buildport("cmake", "--check", "--no-cache", ".", "sub", cwd=root)
+    other = buildport("cmake", "--check", "--no-cache", "sub", ".", cwd=root)
+    assert would_rewrite(one) == would_rewrite(other) == ["sub/CMakeLists.txt"]
+    # without a repository, the working folder is the root: an anchored pattern means the same for a file named
+    (root / "vendor").mkdir()
+    (root / "vendor" / "CMakeLists.txt").write_text(CUDA_CMAKE)
+    walked = buildport("cmake", "--check", "--no-cache", "--force-exclude", "^/vendor/", ".", cwd=root)
+    named = buildport("cmake", "--check", "--no-cache", "--force-exclude", "^/vendor/", "vendor/CMakeLists.txt",
+                      cwd=root)
+    assert "vendor/CMakeLists.txt" not in would_rewrite(walked) and would_rewrite(named) == []
+
+
+def test_migrate_out_of_a_subfolder_keeps_the_rules_above_it(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / ".gitignore").write_text("*.gen.cmake\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "CMakeLists.txt").write_text(CUDA_CMAKE + "include(x.gen.cmake)\n")
+    (root / "sub" / "x.gen.cmake").write_text("enable_language(CUDA)\n")
+    (root / "sub" / "k.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
+    out = tmp_path / "out"
+    done = buildport("migrate", "sub", "--out", out, "--no-make-dry-run", "--no-cmake-configure", "-q", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert (out / "x.gen.cmake").read_text() == "enable_language(CUDA)\n"  # copied, not ported
+    assert "LANGUAGES CXX HIP" in (out / "CMakeLists.txt").read_text()

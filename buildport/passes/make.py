@@ -349,7 +349,8 @@ def _command(ctx: MakeContext, span: Span) -> None:
         piece = [_before_separator(ctx.text, span) for span in spans[begin:end]]
         piece = [span for span in piece if span.start < span.end]
         if begin in launches:  # the compiler and the words it is given
-            _words(ctx, _device_link_step(ctx, piece), flags=True, command=True, variable="", at=0)
+            after = _pipeline_end(ctx, spans, words, end)
+            _words(ctx, _device_link_step(ctx, piece, after), flags=True, command=True, variable="", at=0)
         else:  # another program, or what comes before the compiler: nvcc flags only if one says so
             _words(ctx, piece, flags=any(is_nvcc_only(w) for w in words[begin:end]), command=False, variable="")
 
@@ -381,11 +382,29 @@ _DEVICE_LINK_STEP = frozenset({"-dlink", "--device-link"})
 _OUTPUT = ("-o", "--output-file")
 
 
-def _device_link_step(ctx: MakeContext, piece: list[Span]) -> list[Span]:
+def _pipeline_end(ctx: MakeContext, spans: list[Span], words: list[str], end: int) -> int | None:
+    """Where the pipeline that the command ending before ``end`` starts ends (``nvcc ... 2>&1 | tee log``: the
+    end of ``log``), as an offset in the text; None when the command is no pipeline's first."""
+    if end == 0 or words[end - 1] != "|":
+        return None
+    last = None
+    for i in range(end, len(words)):
+        word = words[i]
+        if word in _SEPARATORS and word != "|" or word.startswith("#"):
+            break
+        if word != "|":
+            last = i
+        if _separator_end(word):
+            break
+    return None if last is None else _before_separator(ctx.text, spans[last]).end
+
+
+def _device_link_step(ctx: MakeContext, piece: list[Span], pipeline_end: int | None = None) -> list[Span]:
     """``nvcc ... -dlink -o OUT`` → ``$(HIPCC) ... $(HIP_DEVICE_LINK) -o OUT.hiplink && $(call
     hip_device_object,OUT)``: the object nvcc's step makes, for the host compiler that links the program
     (:data:`~buildport.rules.make.DEVICE_OBJECT`). The piece's other words are ported as before; without a
-    named output (nvcc's default ``a_dlink.o``) the flag stays, and is reported."""
+    named output (nvcc's default ``a_dlink.o``), or with one quoted, the flag stays, and is reported.
+    ``pipeline_end``: where the pipeline the command starts ends (the step goes after it)."""
     words = [span.of(ctx.text) for span in piece]
     step = next((i for i, word in enumerate(words) if word in _DEVICE_LINK_STEP), None)
     if step is None:
@@ -395,21 +414,29 @@ def _device_link_step(ctx: MakeContext, piece: list[Span]) -> list[Span]:
         return piece
     flag, index = output
     out = words[index].partition("=")[2] if flag == index else words[index]
-    if not out or "," in out or out.endswith(DEVICE_LINK_SUFFIX):
-        return piece
+    if not out or any(c in out for c in ",'\"") or out.endswith(DEVICE_LINK_SUFFIX):
+        return piece  # a comma would cut $(call)'s argument, a quote the shell's word
+    last = _last_command_word(words)
     ctx.replace(piece[step], "$(HIP_DEVICE_LINK)")
     if flag == index:  # --output-file=OUT
         ctx.replace(piece[index], f"-o {out}{DEVICE_LINK_SUFFIX}")
     else:
         ctx.replace(piece[flag], "-o")
         ctx.replace(piece[index], out + DEVICE_LINK_SUFFIX)
-    end = piece[-1].end
+    # after the command's own redirections (> log 2>&1), or the pipeline it starts (| tee log), before a comment
+    end = pipeline_end if pipeline_end is not None else piece[last].end
     ctx.replace(Span(end, end), f" && $(call hip_device_object,{out})")
     ctx.report(piece[step].start, "make-device-link", Severity.INFO,
                f"nvcc's device-link step → a program linked from the same objects (host symbols left unresolved), "
                f"whose device code becomes {out}, for the host linker",
                fixable=True, replacement="$(HIP_DEVICE_LINK)")
     return [span for i, span in enumerate(piece) if i not in (step, flag, index)]
+
+
+def _last_command_word(words: list[str]) -> int:
+    """The last word of a command before a shell comment (``# ...``): its redirections are its own."""
+    end = next((i for i, word in enumerate(words) if word.startswith("#")), len(words))
+    return max(end - 1, 0)
 
 
 def _output_word(words: list[str]) -> tuple[int, int] | None:

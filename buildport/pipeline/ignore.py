@@ -38,12 +38,16 @@ def pattern(option: str, value: str | None) -> re.Pattern[str] | None:
         raise ExcludeError(f"{option}: not a regular expression: {value!r} ({exc})") from None
 
 
+def _has_marker(folder: str) -> bool:
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS)
+
+
 def project_root(folder: str) -> str:
     """The folder with ``.git`` or ``.hg`` at or above ``folder`` (absolute), else ``folder`` itself."""
     start = os.path.abspath(folder)
     current = start
     while True:
-        if any(os.path.exists(os.path.join(current, marker)) for marker in ROOT_MARKERS):
+        if _has_marker(current):
             return current
         parent = os.path.dirname(current)
         if parent == current:
@@ -53,15 +57,24 @@ def project_root(folder: str) -> str:
 
 @dataclass(slots=True)
 class Ignore:
-    """The exclusions of one run. ``gitignore`` False reads no ``.gitignore`` (so does ``exclude``)."""
+    """The exclusions of one run. ``gitignore`` False reads no ``.gitignore`` (so does ``exclude``).
+
+    :meth:`anchor` gives the run one project root, that of the folder holding every path named (as black
+    finds its root); without it, each folder walked finds its own. :meth:`for_copy` decides for a copy of
+    the project (``migrate --out``) as for the original, whose .gitignore files above the copy count too.
+    """
 
     exclude: re.Pattern[str] | None = None
     extend_exclude: re.Pattern[str] | None = None
     force_exclude: re.Pattern[str] | None = None
     gitignore: bool = True
-    #: folder (absolute) → the .gitignore specs that apply below it, each with the folder it is relative to
-    _specs: dict[str, list[tuple[str, GitIgnoreSpec]]] = field(default_factory=dict)
-    #: folder walked from (absolute) → its project root
+    #: the project root of the run (absolute), once anchored
+    root: str | None = None
+    #: (the copy's root, the original's root), both absolute: a path in the copy is decided as the original's
+    copy: tuple[str, str] | None = None
+    #: (root, folder) → the .gitignore specs that apply below the folder, each with the folder it is relative to
+    _specs: dict[tuple[str, str], list[tuple[str, GitIgnoreSpec]]] = field(default_factory=dict)
+    #: folder walked from (absolute) → its project root, where the run is not anchored
     _roots: dict[str, str] = field(default_factory=dict)
     #: the .gitignore files read, for the whole-run replay's record (buildport.replay)
     read: list[str] = field(default_factory=list)
@@ -75,12 +88,30 @@ class Ignore:
         return [p.pattern if p is not None else None for p in (self.exclude, self.extend_exclude, self.force_exclude)] \
             + [self.reads_gitignore]
 
+    def anchor(self, paths: list[str] | tuple[str, ...]) -> "Ignore":
+        """Give the run the project root of the folder that holds all of ``paths`` (stdin: the working one)."""
+        folders = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths if p != "-"]
+        try:
+            common = os.path.commonpath(folders) if folders else os.getcwd()
+        except ValueError:
+            return self  # on different drives: each its own root
+        root = project_root(common)
+        if not _has_marker(root):  # no repository: the working folder where the paths lie in it, as one runs
+            cwd = os.getcwd()  # the tool from the project's folder: an anchored /vendor/ means the same each run
+            root = cwd if common == cwd or common.startswith(cwd.rstrip(os.sep) + os.sep) else common
+        self.root = root
+        return self
+
+    def for_copy(self, copy_root: str, original_root: str) -> "Ignore":
+        """The same exclusions for a copy of ``original_root`` at ``copy_root``."""
+        return Ignore(self.exclude, self.extend_exclude, self.force_exclude, self.gitignore,
+                      root=self.root or project_root(original_root),
+                      copy=(os.path.abspath(copy_root), os.path.abspath(original_root)))
+
     def walked(self, folder: str, name: str, is_dir: bool, top: str) -> bool:
         """Whether the entry ``name`` of ``folder``, reached by walking from ``top``, is left out."""
-        root = self._roots.get(top)
-        if root is None:
-            root = self._roots[top] = project_root(top)
-        path = os.path.join(os.path.abspath(folder), name)
+        path = self._original(os.path.join(os.path.abspath(folder), name))
+        root = self._root_of(top)
         if self._matches(root, path, is_dir, (self.exclude, self.extend_exclude, self.force_exclude)):
             return True
         if not self.reads_gitignore:
@@ -97,8 +128,39 @@ class Ignore:
         """Whether a path named on the command line is left out (``--force-exclude`` alone does that)."""
         if self.force_exclude is None or path == "-":
             return False
-        root = project_root(os.path.dirname(os.path.abspath(path)) or ".")
-        return self._matches(root, os.path.abspath(path), os.path.isdir(path), (self.force_exclude,))
+        absolute = self._original(os.path.abspath(path))
+        root = self._root_of(os.path.dirname(absolute))
+        return self._matches(root, absolute, os.path.isdir(path), (self.force_exclude,))
+
+    def excluded(self, path: str) -> bool:
+        """Whether a file a walk did not reach (a Makefile another includes) is one a walk would leave out:
+        it, or a folder above it up to the project root."""
+        absolute = self._original(os.path.abspath(path))
+        root = self._root_of(os.path.dirname(absolute))
+        if os.path.commonpath([root, absolute]) != root:
+            return False  # outside the project: its own rules are not this project's
+        parts = os.path.relpath(absolute, root).split(os.sep)
+        folder = root
+        for i, name in enumerate(parts):
+            if self.walked(folder, name, i < len(parts) - 1, root):
+                return True
+            folder = os.path.join(folder, name)
+        return False
+
+    def _original(self, path: str) -> str:
+        if self.copy is not None:
+            copy_root, original_root = self.copy
+            if path == copy_root or path.startswith(copy_root + os.sep):
+                return original_root + path[len(copy_root):]
+        return path
+
+    def _root_of(self, top: str) -> str:
+        if self.root is not None:
+            return self.root
+        root = self._roots.get(top)
+        if root is None:
+            root = self._roots[top] = project_root(self._original(os.path.abspath(top)))
+        return root
 
     @staticmethod
     def _matches(root: str, path: str, is_dir: bool, patterns: tuple[re.Pattern[str] | None, ...]) -> bool:
@@ -109,7 +171,7 @@ class Ignore:
 
     def _specs_for(self, folder: str, root: str) -> list[tuple[str, GitIgnoreSpec]]:
         """The specs of the .gitignore files from ``root`` down to ``folder``, the shallowest first."""
-        found = self._specs.get(folder)
+        found = self._specs.get((root, folder))
         if found is not None:
             return found
         parent = os.path.dirname(folder)
@@ -126,5 +188,5 @@ class Ignore:
                     found = [*above, (folder, GitIgnoreSpec.from_lines(f.read().splitlines()))]
             except OSError:
                 pass  # an unreadable one leaves nothing out
-        self._specs[folder] = found
+        self._specs[(root, folder)] = found
         return found

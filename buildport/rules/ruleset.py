@@ -26,7 +26,8 @@ class RuleSet:
     origin: str = ""
 
     def key(self) -> list[object]:
-        """The rows as canonical JSON data (the origin is not part of it: the same rows port alike)."""
+        """The rows as canonical JSON data (the origin is not part of it: the same rows port alike; a row's
+        note, which findings quote, is)."""
         return [[_library_key(lib) for lib in self.libraries], [[name, list(to)] for name, to in self.flags]]
 
 
@@ -67,4 +68,4 @@ def use(rules: RuleSet) -> None:
 
 def _library_key(lib: library_rules.Library) -> list[object]:
     return [lib.name, list(lib.cmake_targets), list(lib.link_names), list(lib.legacy_vars), lib.rocm_package,
-            lib.rocm_target, lib.rocm_link, lib.include_subdir]
+            lib.rocm_target, lib.rocm_link, lib.include_subdir, lib.note]  # the note is in findings' messages
