@@ -129,6 +129,17 @@ _exclude_options = (
 )
 
 
+def _options(*options: Callable[[Callable[..., None]], Callable[..., None]]) -> Callable[
+        [Callable[..., None]], Callable[..., None]]:
+    """The click options given, as one decorator (the first given is the first in ``--help``)."""
+    def apply(function: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return apply
+
+
 def _ignore(paths: Sequence[str], config: Config, exclude: str | None, extend_exclude: str | None,
             force_exclude: str | None) -> Ignore:
     """What the walks leave out: the .gitignore files, the exclusion options (given, else configured),
@@ -201,25 +212,21 @@ def _replayed(cache: Cache | None, command: str, options: dict[str, Any]) -> Abs
     return replay.session(replay.Memos(cache.root / replay.FOLDER), key, cache.files)
 
 
-def _rewrite_options(function: Callable[..., None]) -> Callable[..., None]:
-    """The options every rewriting subcommand shares."""
-    for option in reversed((
-        _debug_option,
-        click.argument("paths", nargs=-1, required=True),
-        click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically)."),
-        click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."),
-        click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing (with --diff: "
-                     "print the diff too)."),
-        click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST",
-                     help=_ARCH_HELP),
-        click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
-        click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten."),
-        _config_option,
-        *_exclude_options,
-        *_run_options,
-    )):
-        function = option(function)
-    return function
+#: The options every rewriting subcommand shares.
+_rewrite_options = _options(
+    _debug_option,
+    click.argument("paths", nargs=-1, required=True),
+    click.option("--in-place", "-i", is_flag=True, help="Rewrite the files (atomically)."),
+    click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing."),
+    click.option("--check", is_flag=True, help="Exit 1 if any file would change; write nothing (with --diff: "
+                 "print the diff too)."),
+    click.option("--offload-arch", callback=_arch_list, default=None, metavar="LIST", help=_ARCH_HELP),
+    click.option("--quiet", "-q", is_flag=True, help="Print no findings."),
+    click.option("--verbose", "-v", is_flag=True, help="Print every finding, including what was rewritten."),
+    _config_option,
+    *_exclude_options,
+    *_run_options,
+)
 
 
 @main.command()
@@ -474,13 +481,7 @@ def _print_findings(findings: list[Finding], quiet: bool, verbose: bool) -> None
               help="Colour the text output (default: when stdout is a terminal; NO_COLOR turns it off, FORCE_COLOR on).")
 @click.option("--quiet", "-q", is_flag=True, help="Text output: the totals alone.")
 @click.option("--verbose", "-v", is_flag=True, help="Text output: name every file audited, with findings or not.")
-@_config_option
-@_exclude_options[0]
-@_exclude_options[1]
-@_exclude_options[2]
-@_run_options[0]
-@_run_options[1]
-@_run_options[2]
+@_options(_config_option, *_exclude_options, *_run_options)
 def audit(paths: tuple[str, ...], output_format: str, fail_on: str, select: str, ignore: str,
           color: bool | None, quiet: bool, verbose: bool, config_file: str | None, exclude: str | None,
           extend_exclude: str | None, force_exclude: str | None, jobs: int, cache_dir: Path | None,
@@ -570,10 +571,7 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
               "with what it started, and the file is listed as not converted).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors.")
 @click.option("--verbose", "-v", is_flag=True, help="Print every finding that needs a person.")
-@_config_option
-@_exclude_options[0]
-@_exclude_options[1]
-@_exclude_options[2]
+@_options(_config_option, *_exclude_options)
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
             offload_arch: tuple[str, ...], hipify: str | None, hipify_args: tuple[str, ...], rename_sources: str,
             jobs: int, no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
