@@ -21,6 +21,16 @@ REPO = Path(__file__).resolve().parents[1]
 CUDA_CMAKE = "project(p LANGUAGES CXX CUDA)\nadd_executable(app k.cu)\n"
 
 
+def git_init(root: Path) -> None:
+    """A repository at ``root`` that tracks nothing yet (every file in it untracked)."""
+    root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def git_track(root: Path, *paths: str) -> None:
+    subprocess.run(["git", "-C", str(root), "add", "-f", *paths], check=True)
+
+
 def buildport(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     return subprocess.run([sys.executable, "-m", "buildport", *map(str, args)], cwd=cwd, env=env,
@@ -33,7 +43,7 @@ def tree(tmp_path: Path) -> Path:
     for folder in ("app", "third_party/lib", "vendor", "app/gen", "app/gen/keep"):
         (root / folder).mkdir(parents=True, exist_ok=True)
         (root / folder / "CMakeLists.txt").write_text(CUDA_CMAKE)
-    (root / ".git").mkdir()
+    git_init(root)
     (root / ".gitignore").write_text("# vendored\nthird_party/\n")
     (root / "app" / ".gitignore").write_text("gen/*\n!gen/keep/\n")  # nested, with a negation
     return root
@@ -149,7 +159,7 @@ def test_the_project_root_is_the_repository(tmp_path: Path) -> None:
 def test_an_included_makefile_left_out_is_read_not_rewritten(tmp_path: Path) -> None:
     root = tmp_path / "inc"
     (root / "vendor").mkdir(parents=True)
-    (root / ".git").mkdir()
+    git_init(root)
     (root / ".gitignore").write_text("vendor/\n")
     (root / "vendor" / "cuda.mk").write_text("NVCC = nvcc\nLIBS = -lcublas\n")
     (root / "Makefile").write_text("include vendor/cuda.mk\napp: a.cu\n\t$(NVCC) -o app a.cu $(LIBS)\n")
@@ -188,7 +198,7 @@ def test_the_order_of_the_paths_changes_nothing(tmp_path: Path) -> None:
 
 def test_migrate_out_of_a_subfolder_keeps_the_rules_above_it(tmp_path: Path) -> None:
     root = tmp_path / "repo"
-    (root / ".git").mkdir(parents=True)
+    git_init(root)
     (root / ".gitignore").write_text("*.gen.cmake\n")
     (root / "sub").mkdir()
     (root / "sub" / "CMakeLists.txt").write_text(CUDA_CMAKE + "include(x.gen.cmake)\n")
@@ -199,3 +209,34 @@ def test_migrate_out_of_a_subfolder_keeps_the_rules_above_it(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert (out / "x.gen.cmake").read_text() == "enable_language(CUDA)\n"  # copied, not ported
     assert "LANGUAGES CXX HIP" in (out / "CMakeLists.txt").read_text()
+
+
+def test_git_ignores_no_file_it_tracks(tmp_path: Path) -> None:
+    root = tmp_path / "tracked"
+    git_init(root)
+    (root / ".gitignore").write_text("data/\nbuild*/\n")
+    for folder in ("data", "buildtools", "build-out"):
+        (root / folder).mkdir()
+        (root / folder / "CMakeLists.txt").write_text(CUDA_CMAKE)
+    git_track(root, "data/CMakeLists.txt", "buildtools/CMakeLists.txt")  # tracked, though .gitignore names them
+    done = buildport("cmake", "--check", "--no-cache", ".", cwd=root)
+    assert would_rewrite(done) == ["buildtools/CMakeLists.txt", "data/CMakeLists.txt"]
+    (root / "k.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
+    (root / "CMakeLists.txt").write_text(CUDA_CMAKE)
+    out = tmp_path / "out"
+    migrated = buildport("migrate", ".", "--out", out, "--no-make-dry-run", "--no-cmake-configure", "-q", cwd=root)
+    assert migrated.returncode == 0, migrated.stderr
+    assert (out / "data").is_dir() and (out / "buildtools").is_dir() and not (out / "build-out").exists()
+
+
+def test_a_tree_that_is_no_repository_copies_what_its_gitignore_names(tmp_path: Path) -> None:
+    root = tmp_path / "export"  # an exported tree: its .gitignore's folders may be data the program reads
+    (root / "cfg").mkdir(parents=True)
+    (root / ".gitignore").write_text("cfg/\n")
+    (root / "cfg" / "net.cfg").write_text("[net]\n")
+    (root / "CMakeLists.txt").write_text(CUDA_CMAKE)
+    (root / "k.cu").write_text("__global__ void k() {}\nint main() { k<<<1, 1>>>(); }\n")
+    out = tmp_path / "out"
+    migrated = buildport("migrate", ".", "--out", out, "--no-make-dry-run", "--no-cmake-configure", "-q", cwd=root)
+    assert migrated.returncode == 0, migrated.stderr
+    assert (out / "cfg" / "net.cfg").read_text() == "[net]\n"

@@ -42,6 +42,27 @@ def _has_marker(folder: str) -> bool:
     return any(os.path.exists(os.path.join(folder, marker)) for marker in ROOT_MARKERS)
 
 
+def _tracked_paths(root: str) -> frozenset[str] | None:
+    """The files git tracks below ``root`` and the folders that hold them (relative, with ``/``)."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, timeout=60, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    paths: set[str] = set()
+    for raw in listed.stdout.split(b"\0"):
+        if raw:
+            name = os.fsdecode(raw)
+            paths.add(name)
+            while "/" in name:
+                name = name.rsplit("/", 1)[0]
+                if name in paths:
+                    break
+                paths.add(name)
+    return frozenset(paths)
+
+
 def project_root(folder: str) -> str:
     """The folder with ``.git`` or ``.hg`` at or above ``folder`` (absolute), else ``folder`` itself."""
     start = os.path.abspath(folder)
@@ -78,6 +99,8 @@ class Ignore:
     _roots: dict[str, str] = field(default_factory=dict)
     #: the .gitignore files read, for the whole-run replay's record (buildport.replay)
     read: list[str] = field(default_factory=list)
+    #: root → what git tracks below it (files and their folders, relative, with /), None outside a repository
+    _tracked: dict[str, frozenset[str] | None] = field(default_factory=dict)
 
     @property
     def reads_gitignore(self) -> bool:
@@ -109,11 +132,27 @@ class Ignore:
                       copy=(os.path.abspath(copy_root), os.path.abspath(original_root)))
 
     def walked(self, folder: str, name: str, is_dir: bool, top: str) -> bool:
-        """Whether the entry ``name`` of ``folder``, reached by walking from ``top``, is left out."""
+        """Whether the entry ``name`` of ``folder``, reached by walking from ``top``, is left out: the
+        exclusion options name it, or a .gitignore does and git does not track it (git ignores no file it
+        tracks, and a project's build files are)."""
         path = self._original(os.path.join(os.path.abspath(folder), name))
         root = self._root_of(top)
         if self._matches(root, path, is_dir, (self.exclude, self.extend_exclude, self.force_exclude)):
             return True
+        return self._gitignored(root, path, is_dir) and not self._is_tracked(root, path)
+
+    def left_out_of_copy(self, folder: str, name: str, top: str) -> bool:
+        """Whether a copy of the project (``migrate --out``) leaves out the folder ``name`` of ``folder``: the
+        exclusion options name it, or a .gitignore does and the repository shows git does not track it (a tree
+        that is no repository, an export, keeps what its .gitignore names: data a program reads at run time)."""
+        path = self._original(os.path.join(os.path.abspath(folder), name))
+        root = self._root_of(top)
+        if self._matches(root, path, True, (self.exclude, self.extend_exclude, self.force_exclude)):
+            return True
+        return self._gitignored(root, path, True) and self._tracked_below(root) is not None \
+            and not self._is_tracked(root, path)
+
+    def _gitignored(self, root: str, path: str, is_dir: bool) -> bool:
         if not self.reads_gitignore:
             return False
         decided = None
@@ -123,6 +162,17 @@ class Ignore:
             if include is not None:
                 decided = include
         return bool(decided)
+
+    def _is_tracked(self, root: str, path: str) -> bool:
+        tracked = self._tracked_below(root)
+        return tracked is not None and os.path.relpath(path, root).replace(os.sep, "/") in tracked
+
+    def _tracked_below(self, root: str) -> frozenset[str] | None:
+        """What git tracks in the repository at ``root``, asked once, where a .gitignore first leaves something
+        out; None where ``root`` is no repository, or git cannot say."""
+        if root not in self._tracked:
+            self._tracked[root] = _tracked_paths(root) if os.path.exists(os.path.join(root, ".git")) else None
+        return self._tracked[root]
 
     def named(self, path: str) -> bool:
         """Whether a path named on the command line is left out (``--force-exclude`` alone does that)."""
