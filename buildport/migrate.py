@@ -170,7 +170,7 @@ def copy_tree(source: Path, target: Path, ignore: Ignore | None = None) -> list[
                 inside_names = _names(os.path.join(folder, name))
                 if inside_names & BUILD_TREE_MARKS:
                     why = "not copied: a build tree"
-                elif ignore is not None and ignore.left_out_of_copy(folder, name, str(source)):
+                elif ignore is not None and ignore.walked(folder, name, True, str(source)):
                     why = "not copied: left out by .gitignore or --exclude"
             if why:
                 out.add(name)

@@ -181,13 +181,14 @@ def test_an_included_makefile_left_out_is_read_not_rewritten(tmp_path: Path) -> 
 def test_the_order_of_the_paths_changes_nothing(tmp_path: Path) -> None:
     root = tmp_path / "g"
     (root / "sub" / "in").mkdir(parents=True)
+    git_init(root)
     (root / ".gitignore").write_text("*.gen.cmake\n")
     (root / "sub" / "in" / "a.gen.cmake").write_text(CUDA_CMAKE)
     (root / "sub" / "CMakeLists.txt").write_text(CUDA_CMAKE)
     one = buildport("cmake", "--check", "--no-cache", ".", "sub", cwd=root)
     other = buildport("cmake", "--check", "--no-cache", "sub", ".", cwd=root)
     assert would_rewrite(one) == would_rewrite(other) == ["sub/CMakeLists.txt"]
-    # without a repository, the working folder is the root: an anchored pattern means the same for a file named
+    # an anchored pattern means the same for a file named as for a walk (the root is the repository's)
     (root / "vendor").mkdir()
     (root / "vendor" / "CMakeLists.txt").write_text(CUDA_CMAKE)
     walked = buildport("cmake", "--check", "--no-cache", "--force-exclude", "^/vendor/", ".", cwd=root)
@@ -229,7 +230,7 @@ def test_git_ignores_no_file_it_tracks(tmp_path: Path) -> None:
     assert (out / "data").is_dir() and (out / "buildtools").is_dir() and not (out / "build-out").exists()
 
 
-def test_a_tree_that_is_no_repository_copies_what_its_gitignore_names(tmp_path: Path) -> None:
+def test_a_tree_that_is_no_repository_keeps_what_its_gitignore_names(tmp_path: Path) -> None:
     root = tmp_path / "export"  # an exported tree: its .gitignore's folders may be data the program reads
     (root / "cfg").mkdir(parents=True)
     (root / ".gitignore").write_text("cfg/\n")
@@ -240,3 +241,9 @@ def test_a_tree_that_is_no_repository_copies_what_its_gitignore_names(tmp_path: 
     migrated = buildport("migrate", ".", "--out", out, "--no-make-dry-run", "--no-cmake-configure", "-q", cwd=root)
     assert migrated.returncode == 0, migrated.stderr
     assert (out / "cfg" / "net.cfg").read_text() == "[net]\n"
+    # nor does a walk leave out a build file its .gitignore names (a tracked one, in the repository it came from)
+    (root / "cfg" / "CMakeLists.txt").write_text(CUDA_CMAKE)
+    assert would_rewrite(buildport("cmake", "--check", "--no-cache", ".", cwd=root)) == [
+        "CMakeLists.txt", "cfg/CMakeLists.txt"]
+    assert would_rewrite(buildport("cmake", "--check", "--no-cache", "--extend-exclude", "/cfg/", ".",
+                                   cwd=root)) == ["CMakeLists.txt"]  # the options hold everywhere

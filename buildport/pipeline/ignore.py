@@ -133,23 +133,15 @@ class Ignore:
 
     def walked(self, folder: str, name: str, is_dir: bool, top: str) -> bool:
         """Whether the entry ``name`` of ``folder``, reached by walking from ``top``, is left out: the
-        exclusion options name it, or a .gitignore does and git does not track it (git ignores no file it
-        tracks, and a project's build files are)."""
+        exclusion options name it, or a .gitignore does in a git repository that does not track it. Git
+        ignores no file it tracks, and a project's build files are tracked (GPUJPEG's test Makefile matches
+        its own .gitignore); a tree that is no repository (an export) has nothing git ignores, and keeps what
+        its .gitignore names (darknet's cfg/ and data/, which its programs read)."""
         path = self._original(os.path.join(os.path.abspath(folder), name))
         root = self._root_of(top)
         if self._matches(root, path, is_dir, (self.exclude, self.extend_exclude, self.force_exclude)):
             return True
-        return self._gitignored(root, path, is_dir) and not self._is_tracked(root, path)
-
-    def left_out_of_copy(self, folder: str, name: str, top: str) -> bool:
-        """Whether a copy of the project (``migrate --out``) leaves out the folder ``name`` of ``folder``: the
-        exclusion options name it, or a .gitignore does and the repository shows git does not track it (a tree
-        that is no repository, an export, keeps what its .gitignore names: data a program reads at run time)."""
-        path = self._original(os.path.join(os.path.abspath(folder), name))
-        root = self._root_of(top)
-        if self._matches(root, path, True, (self.exclude, self.extend_exclude, self.force_exclude)):
-            return True
-        return self._gitignored(root, path, True) and self._tracked_below(root) is not None \
+        return self._gitignored(root, path, is_dir) and self._tracked_below(root) is not None \
             and not self._is_tracked(root, path)
 
     def _gitignored(self, root: str, path: str, is_dir: bool) -> bool:
