@@ -146,13 +146,12 @@ def _ignore(paths: Sequence[str], config: Config, exclude: str | None, extend_ex
     under the project root of the folder that holds ``paths``."""
     from buildport.pipeline.ignore import ExcludeError, Ignore, pattern
 
-    given = _given("exclude", "extend-exclude", "force-exclude")
-    chosen = {key: value if key in given else config.options.get(key, value) for key, value in (
-        ("exclude", exclude), ("extend-exclude", extend_exclude), ("force-exclude", force_exclude))}
+    configured = config.chosen(_given("exclude", "extend-exclude", "force-exclude"))
     try:
-        return Ignore(exclude=pattern("--exclude", chosen["exclude"]),
-                      extend_exclude=pattern("--extend-exclude", chosen["extend-exclude"]),
-                      force_exclude=pattern("--force-exclude", chosen["force-exclude"])).anchor(list(paths))
+        return Ignore(exclude=pattern("--exclude", configured.get("exclude", exclude)),
+                      extend_exclude=pattern("--extend-exclude", configured.get("extend-exclude", extend_exclude)),
+                      force_exclude=pattern("--force-exclude", configured.get("force-exclude", force_exclude)),
+                      ).anchor(list(paths))
     except ExcludeError as exc:
         raise click.BadParameter(str(exc)) from None
 
@@ -164,8 +163,7 @@ def _configured(paths: Sequence[str], config_file: str | None) -> Config:
     from buildport.rules import ruleset
 
     try:
-        path = Path(config_file) if config_file else project_config.find(paths)
-        config = project_config.read(path) if path is not None else project_config.Config()
+        config = project_config.for_paths(paths, config_file)
     except project_config.ConfigError as exc:
         click.echo(str(exc), err=True)
         sys.exit(EXIT_ERROR)
@@ -240,29 +238,31 @@ def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, o
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
-    config = _configured(paths, config_file)
-    offload_arch, jobs = _with_config(config, offload_arch, jobs)
-    ignore = _ignore(paths, config, exclude, extend_exclude, force_exclude)
-    _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
-             ignore, jobs, _open_cache(cache_dir, no_cache))
+    _rewrite("make", paths, in_place, show_diff, check, offload_arch, quiet, verbose, config_file,
+             (exclude, extend_exclude, force_exclude), jobs, cache_dir, no_cache)
 
 
 def _with_config(config: Config, offload_arch: tuple[str, ...], jobs: int) -> tuple[tuple[str, ...], int]:
     """``--offload-arch`` and ``--jobs`` from the configuration where the command line did not give them."""
-    given = _given("offload-arch", "jobs")
-    if "offload-arch" not in given and "offload-arch" in config.options:
+    configured = config.chosen(_given("offload-arch", "jobs"))
+    if "offload-arch" in configured:
         offload_arch = config.offload_arch
-    if "jobs" not in given and "jobs" in config.options:
-        jobs = int(config.options["jobs"])
-    return offload_arch, jobs
+    return offload_arch, int(configured.get("jobs", jobs))
 
 
 def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool,
-             offload_arch: tuple[str, ...], quiet: bool, verbose: bool, ignore: Ignore, jobs: int = 1,
-             cache: Cache | None = None) -> None:
+             offload_arch: tuple[str, ...], quiet: bool, verbose: bool, config_file: str | None,
+             excludes: tuple[str | None, str | None, str | None], jobs: int, cache_dir: Path | None,
+             no_cache: bool) -> None:
+    """``buildport cmake`` and ``buildport make``: the configuration, the walk's exclusions (``excludes``:
+    ``--exclude``, ``--extend-exclude``, ``--force-exclude``), then the run, replayed where it may be."""
     if in_place and (show_diff or check):
         raise click.UsageError("--in-place writes the files: it goes with neither --diff nor --check "
                                "(--check --diff prints the diff and exits 1 when a file would change)")
+    config = _configured(paths, config_file)
+    offload_arch, jobs = _with_config(config, offload_arch, jobs)
+    ignore = _ignore(paths, config, *excludes)
+    cache = _open_cache(cache_dir, no_cache)
     options = {"paths": list(paths), "diff": show_diff, "check": check, "offload_arch": list(offload_arch),
                "quiet": quiet, "verbose": verbose, "exclude": ignore.key(),
                "color": _color_wanted() if show_diff else None}
@@ -334,11 +334,8 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
     By default the ported text is printed. Exit codes: 0 success, 1 --check
     found changes, 2 an input could not be processed.
     """
-    config = _configured(paths, config_file)
-    offload_arch, jobs = _with_config(config, offload_arch, jobs)
-    ignore = _ignore(paths, config, exclude, extend_exclude, force_exclude)
-    _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose,
-             ignore, jobs, _open_cache(cache_dir, no_cache))
+    _rewrite("cmake", paths, in_place, show_diff, check, offload_arch, quiet, verbose, config_file,
+             (exclude, extend_exclude, force_exclude), jobs, cache_dir, no_cache)
 
 
 def _within(path: str, roots: list[str]) -> bool:
@@ -594,5 +591,4 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
                                if not off), engine_timeout=engine_timeout,
                            config=config, given=_given("offload-arch", "hipify", "rename-sources", "jobs"),
                            ignore=_ignore([directory], config, exclude, extend_exclude, force_exclude),
-                           engine_args=hipify_args if _given("hipify-args") else tuple(
-                               config.options.get("hipify-args", ()))))
+                           engine_args=tuple(config.chosen(_given("hipify-args")).get("hipify-args", hipify_args))))

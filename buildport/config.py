@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,10 @@ class Config:
         """The rule set the file makes: its rows in front of the built-in ones."""
         return RuleSet(tuple(self.libraries), tuple(self.flags.items()), str(self.path or ""))
 
+    def chosen(self, given: Collection[str]) -> dict[str, Any]:
+        """The file's options but those the command line gave (``given``: their long names)."""
+        return {key: value for key, value in self.options.items() if key not in given}
+
     @property
     def offload_arch(self) -> tuple[str, ...]:
         value = self.options.get("offload-arch", ())
@@ -75,6 +79,13 @@ def load(root: Path) -> Config:
     """``buildport.toml`` at ``root``, else ``[tool.buildport]`` of ``pyproject.toml``, else nothing."""
     found = _in_folder(root)
     return read(found) if found is not None else Config()
+
+
+def for_paths(paths: Iterable[str], named: str | None = None) -> Config:
+    """The configuration of a run over ``paths``: the file ``named`` (``--config``), else the one
+    :func:`find` finds, else none."""
+    path = Path(named) if named else find(paths)
+    return read(path) if path is not None else Config()
 
 
 def find(paths: Iterable[str]) -> Path | None:

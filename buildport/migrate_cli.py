@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -62,8 +63,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
             return EXIT_ERROR
     try:
         if config is None:
-            found = project_config.find([directory])
-            config = project_config.read(found) if found is not None else Config()
+            config = project_config.for_paths([directory])
         offload_arch, hipify, rename_sources, jobs = _with_config(config, root, offload_arch, hipify, rename_sources,
                                                                   jobs, given)
     except ConfigError as exc:
@@ -133,7 +133,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
 def _with_config(config: Config, root: Path, offload_arch: tuple[str, ...], hipify: str | None, rename_sources: str,
                  jobs: int, given: frozenset[str]) -> tuple[tuple[str, ...], str | None, str, int]:
     """Options the caller did not give (``given``: whatever their value) come from the project's configuration."""
-    chosen = {key: value for key, value in config.options.items() if key not in given}
+    chosen = config.chosen(given)
     if "offload-arch" in chosen:
         offload_arch = config.offload_arch
     if "hipify" in chosen:
@@ -148,20 +148,21 @@ def _with_config(config: Config, root: Path, offload_arch: tuple[str, ...], hipi
 def _plan(target: Path, options: Options, hipify: str | None, jobs: int, quiet: bool, original: Path | None,
           ask: frozenset[str], engine_timeout: float, ignore: Ignore,
           engine_args: tuple[str, ...] = ()) -> Plan:  # fmt: skip
+    """The plan, with the conversion's progress: none with ``quiet``, a plain line now and then in a CI log,
+    a bar on a terminal."""
+    plan = functools.partial(make_plan, target, options, hipify, jobs, original=original, ask=ask,
+                             engine_timeout=engine_timeout, ignore=ignore, engine_args=engine_args)
     if quiet:
-        return make_plan(target, options, hipify, jobs, original=original, ask=ask, engine_timeout=engine_timeout,
-                         ignore=ignore, engine_args=engine_args)
-    if not sys.stderr.isatty():  # a CI log: a plain line now and then
-        return make_plan(target, options, hipify, jobs, progress=_LogProgress(), original=original, ask=ask,
-                         engine_timeout=engine_timeout, ignore=ignore, engine_args=engine_args)
+        return plan()
+    if not sys.stderr.isatty():
+        return plan(progress=_LogProgress())
     with click.progressbar(length=1, label="hipify", file=sys.stderr, show_pos=True) as bar:
 
         def step(done: int, total: int) -> None:
             bar.length = total  # known once the sources are: the bar and its ETA count files
             bar.update(done - bar.pos)
 
-        return make_plan(target, options, hipify, jobs, progress=step, original=original, ask=ask,
-                         engine_timeout=engine_timeout, ignore=ignore, engine_args=engine_args)
+        return plan(progress=step)
 
 
 class _LogProgress:

@@ -99,7 +99,9 @@ class Ignore:
     _roots: dict[str, str] = field(default_factory=dict)
     #: the .gitignore files read, for the whole-run replay's record (buildport.replay)
     read: list[str] = field(default_factory=list)
-    #: root → what git tracks below it (files and their folders, relative, with /), None outside a repository
+    #: root → whether it is a git repository's
+    _repositories: dict[str, bool] = field(default_factory=dict)
+    #: root → what git tracks below it (files and their folders, relative, with /), None where git cannot say
     _tracked: dict[str, frozenset[str] | None] = field(default_factory=dict)
 
     @property
@@ -141,12 +143,19 @@ class Ignore:
         root = self._root_of(top)
         if self._matches(root, path, is_dir, (self.exclude, self.extend_exclude, self.force_exclude)):
             return True
-        return self._gitignored(root, path, is_dir) and self._tracked_below(root) is not None \
-            and not self._is_tracked(root, path)
+        if not self.reads_gitignore or not self._in_repository(root) or not self._gitignored(root, path, is_dir):
+            return False
+        tracked = self._tracked_below(root)  # asked only once a .gitignore names something
+        return tracked is not None and os.path.relpath(path, root).replace(os.sep, "/") not in tracked
+
+    def _in_repository(self, root: str) -> bool:
+        """Whether ``root`` is a git repository's (outside one, its .gitignore files are not read)."""
+        found = self._repositories.get(root)
+        if found is None:
+            found = self._repositories[root] = os.path.exists(os.path.join(root, ".git"))
+        return found
 
     def _gitignored(self, root: str, path: str, is_dir: bool) -> bool:
-        if not self.reads_gitignore:
-            return False
         decided = None
         for base, spec in self._specs_for(os.path.dirname(path), root):
             relative = os.path.relpath(path, base).replace(os.sep, "/") + ("/" if is_dir else "")
@@ -155,15 +164,10 @@ class Ignore:
                 decided = include
         return bool(decided)
 
-    def _is_tracked(self, root: str, path: str) -> bool:
-        tracked = self._tracked_below(root)
-        return tracked is not None and os.path.relpath(path, root).replace(os.sep, "/") in tracked
-
     def _tracked_below(self, root: str) -> frozenset[str] | None:
-        """What git tracks in the repository at ``root``, asked once, where a .gitignore first leaves something
-        out; None where ``root`` is no repository, or git cannot say."""
+        """What git tracks in the repository at ``root``, asked once a run; None where git cannot say."""
         if root not in self._tracked:
-            self._tracked[root] = _tracked_paths(root) if os.path.exists(os.path.join(root, ".git")) else None
+            self._tracked[root] = _tracked_paths(root)
         return self._tracked[root]
 
     def named(self, path: str) -> bool:

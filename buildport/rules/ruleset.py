@@ -9,7 +9,7 @@ key, so a result ported under other rows is never taken for this run's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
@@ -26,8 +26,7 @@ class RuleSet:
     origin: str = ""
 
     def key(self) -> list[object]:
-        """The rows as canonical JSON data (the origin is not part of it: the same rows port alike; a row's
-        note, which findings quote, is)."""
+        """The rows as canonical JSON data (the origin is not part of it: the same rows port alike)."""
         return [[_library_key(lib) for lib in self.libraries], [[name, list(to)] for name, to in self.flags]]
 
 
@@ -66,6 +65,6 @@ def use(rules: RuleSet) -> None:
     _active = rules
 
 
-def _library_key(lib: library_rules.Library) -> list[object]:
-    return [lib.name, list(lib.cmake_targets), list(lib.link_names), list(lib.legacy_vars), lib.rocm_package,
-            lib.rocm_target, lib.rocm_link, lib.include_subdir, lib.note]  # the note is in findings' messages
+def _library_key(lib: library_rules.Library) -> dict[str, object]:
+    """Every field of the row (its note too, which findings quote), tuples as lists."""
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in asdict(lib).items()}
