@@ -131,7 +131,7 @@ def pipelines(kind: str, peer: bool) -> dict[str, Callable[[str], object]]:
     """What is timed on each file: the parser alone, the port, the audit, the diff of the port."""
     from buildport.audit import audit_text
     from buildport.engine import port_cmake, port_make
-    from buildport.linediff import lines, unified
+    from buildport.report.linediff import lines, unified
     from buildport.syntax.cmake import parse_cmake
     from buildport.syntax.make import parse_make
 

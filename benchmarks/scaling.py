@@ -14,7 +14,7 @@ The package is byte-compiled first, as installing it does; otherwise, with
 with ``--jobs 2`` (each run starts with no results cached, but with the make
 parser's tables, as a user's second run on a changed tree does), and a cold cache
 (nothing at all) with a warm one: once as a user's re-run goes (a replay of the
-whole run, see ``buildport/replay.py``) and once file by file through the per-file
+whole run, see ``buildport/cache/replay.py``) and once file by file through the per-file
 cache and the file index (``BUILDPORT_REPLAY=0``, as after a change to one file). The two runs of a comparison are timed as
 ``--reps`` pairs, back to back in alternating order, so that a busy spell of a
 shared machine slows both sides of a pair; a figure gives the median times, the
@@ -206,7 +206,7 @@ def cache_growth(scratch: Path, reps: int, env: dict[str, str], filler: int) -> 
     """``reps`` pairs of a run after an edit with a cache that holds ``filler`` other entries and
     one that does not (both warm for the tree), alternating."""
     sys.path.insert(0, str(REPO))
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
     from synthetic import write_tree
 
     tree = scratch / "edited"

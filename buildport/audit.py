@@ -5,7 +5,7 @@ the rewrite engines without writing: their fixable findings are what
 ``buildport cmake``/``buildport make`` would rewrite, the others need a human.
 CUDA text that no engine finding covers is reported under the ``build-*`` rules
 of :mod:`buildport.rules.build_rules`. CUDA sources (``.cu``, ``.cuh``, C/C++
-files using CUDA) go through :func:`buildport.sourcescan.scan_source`.
+files using CUDA) go through :func:`buildport.source.scan.scan_source`.
 
 A build-file comment ``# buildport: ignore[rule-id, ...]`` silences those rules
 on its own line and the next; ``# buildport: ignore`` silences every rule there.
@@ -27,14 +27,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from buildport.cache import Cache, Keys, finding_to_json, findings_from_json
-from buildport.fileindex import FileIndex
+from buildport.cache.store import Cache, Keys, finding_to_json, findings_from_json
+from buildport.cache.fileindex import FileIndex
 from buildport.findings import Finding, Severity
 from buildport.result import Result, UnstableRewrite
 from buildport.rules import build_rules, source_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
-from buildport.includes import include_graph, include_targets, scopes
-from buildport.linediff import line_blocks, lines, whole
+from buildport.passes.includes import include_graph, include_targets, scopes
+from buildport.report.linediff import line_blocks, lines, whole
 from buildport.options import MakeFacts
 from buildport.pipeline.discovery import (
     MAKEFILE_NAMES, file_identity, files_below, include_words, included_makefiles, is_cmake_file, is_make_file,
@@ -42,10 +42,10 @@ from buildport.pipeline.discovery import (
 from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.pool import Feed, Workers
 from buildport.pipeline.port import FactKeys
-from buildport.hipify_tables import installed_tables
-from buildport.sourceleft import cuda_left
-from buildport.sourcelex import Lexed
-from buildport.sourcescan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, scan_cuda_source
+from buildport.source.hipify_tables import installed_tables
+from buildport.source.left import cuda_left
+from buildport.source.lex import Lexed
+from buildport.source.scan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS, scan_cuda_source
 from buildport.syntax.errors import ParseError
 from buildport.textio import NOT_READ, InputError, SourceText, read_source
 
@@ -317,7 +317,7 @@ def _make_keys() -> FactKeys:
 def _makefile_facts(
     makefiles: list[tuple[str, SourceText]], words: dict[str, list[str]], cache: Cache | None = None,
 ) -> dict[str, MakeFacts]:
-    """The facts of each Makefile that make reads with others (see :func:`buildport.includes.scopes`), by
+    """The facts of each Makefile that make reads with others (see :func:`buildport.passes.includes.scopes`), by
     path, where they differ from what the file says alone; a Makefile that includes nothing of the others,
     and that none of them includes, or whose facts are its own, is read alone and is not in it.
 
@@ -493,7 +493,7 @@ def iter_collect(paths: list[str], errors: list[str], contents: dict[str, Source
     seen: set[str] = set()
     makefiles: list[str] = []
     skipped: list[str] = []  # what discovery left out; of it, what is no regular file is not audited: said
-    trail = index.trail if index is not None else None  # what the run looks at (buildport.replay)
+    trail = index.trail if index is not None else None  # what the run looks at (buildport.cache.replay)
     for p in paths:
         path = Path(p)
         found: Iterator[tuple[str, str]]
@@ -561,7 +561,7 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
 
 
 def _cuda_left(text: str, path: str, lexed: Lexed) -> list[Finding]:
-    """CUDA names left in a source, read with the installed hipify-perl's tables (:mod:`buildport.sourceleft`)."""
+    """CUDA names left in a source, read with the installed hipify-perl's tables (:mod:`buildport.source.left`)."""
     return cuda_left(text, path, lexed, installed_tables())
 
 

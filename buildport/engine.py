@@ -12,7 +12,7 @@ from bisect import bisect_right
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
-from buildport.cmake_edit import Edits
+from buildport.passes.cmake_edit import Edits
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts, Options
 from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts

@@ -19,7 +19,7 @@ from buildport.rules import cmake as cmake_rules
 from buildport.rules.flags import UNAMBIGUOUS
 from buildport.rules import libraries as library_rules
 from buildport.rules.paths import CUDA_ENV_VARS
-from buildport.wordtrie import WordSearch, lowercase
+from buildport.passes.wordtrie import WordSearch, lowercase
 
 #: Words the passes look for that no table row spells out.
 _FIXED = (
@@ -54,7 +54,7 @@ def trigger(words: Iterable[str]) -> WordSearch:
 
     A word that contains another is left out, and the rest are merged into
     tries (``cu(?:b|da|fft…)``), one per first character (see
-    :class:`~buildport.wordtrie.WordSearch`), which ``re`` runs several times
+    :class:`~buildport.passes.wordtrie.WordSearch`), which ``re`` runs several times
     faster than a flat, case-insensitive alternation.
     """
     folded = sorted({w.lower() for w in words if w}, key=len)

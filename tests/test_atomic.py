@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from buildport import atomic
-from buildport.atomic import write_json
+from buildport.cache import atomic
+from buildport.cache.atomic import write_json
 
 
 def _read(path: Path) -> object:

@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 
 from buildport.audit import audit
-from buildport.report import JSON_VERSION, to_json, to_sarif
+from buildport.report.render import JSON_VERSION, to_json, to_sarif
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "fixtures" / "audit" / "mixed" / "tree"
@@ -126,7 +126,7 @@ def test_sarif_fingerprints_stay_when_lines_above_move(tmp_path: Path) -> None:
 
 
 def test_errors_are_structured_and_validate(tmp_path: Path) -> None:
-    from buildport.report import error_json
+    from buildport.report.render import error_json
 
     (tmp_path / "CMakeLists.txt").write_text("project(p\n")
     data = to_json(audit([str(tmp_path)]))
@@ -152,7 +152,7 @@ def test_github_annotations_are_one_workflow_command_per_finding() -> None:
 def test_github_annotations_escape_what_a_workflow_command_reads() -> None:
     from buildport.audit import AuditReport, FileAudit
     from buildport.findings import Finding, Severity
-    from buildport.report import render_github
+    from buildport.report.render import render_github
 
     finding = Finding("dir,a/x:y.cmake", 3, 5, "cmake-language", Severity.INFO, "CUDA → HIP: 100% done", "",
                       True, "a\nb")

@@ -1,9 +1,9 @@
-"""Findings of a source before hipify, carried to the converted text (buildport.carry)."""
+"""Findings of a source before hipify, carried to the converted text (buildport.source.carry)."""
 
 from __future__ import annotations
 
-from buildport.carry import carried
-from buildport.sourcescan import scan_source
+from buildport.source.carry import carried
+from buildport.source.scan import scan_source
 
 ORIGINAL = """\
 #include <cuda_runtime.h>

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildport.cmake_args import scanned_word_spans, word_spans
+from buildport.passes.cmake_args import scanned_word_spans, word_spans
 from buildport.passes.cmake_text import _open_genex
 
 #: Characters that matter to the scans, and a few that do not.

@@ -1,11 +1,11 @@
-"""CMake's File API answer (buildport.cmakeapi): which CMakeLists.txt are configured, and the codemodel read."""
+"""CMake's File API answer (buildport.migrate.cmakeapi): which CMakeLists.txt are configured, and the codemodel read."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from buildport.cmakeapi import read_codemodel, top_level
+from buildport.migrate.cmakeapi import read_codemodel, top_level
 
 
 def _write(path: Path, text: str) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from buildport import compiled
+from buildport.cache import compiled
 from buildport.syntax import make, make_scan
 
 PATTERNS = [

@@ -1,4 +1,4 @@
-"""make's dry run as a second source of the sources a Makefile compiles (buildport.dryrun)."""
+"""make's dry run as a second source of the sources a Makefile compiles (buildport.migrate.dryrun)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from buildport.dryrun import dry_runs, read_commands
+from buildport.migrate.dryrun import dry_runs, read_commands
 
 needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
 

@@ -2,7 +2,7 @@
 takes a changed file for an unchanged one.
 
 The runs here are in-process (click's runner) so that the index's safety margin can be set to zero:
-files written by a test are otherwise too recent to be recorded (see buildport.fileindex).
+files written by a test are otherwise too recent to be recorded (see buildport.cache.fileindex).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any, Callable, Iterator
 import pytest
 from click.testing import CliRunner
 
-from buildport import fileindex
+from buildport.cache import fileindex
 from buildport.cli import main
-from buildport.fileindex import FileIndex
+from buildport.cache.fileindex import FileIndex
 from buildport.textio import InputError, SourceText, digest
 from tests.support.trees import Reads, make_tree
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from buildport import grammars
+from buildport.syntax import grammars
 from buildport.syntax import cmake_lark
 
 pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs

@@ -106,7 +106,7 @@ def test_an_edited_gitignore_is_seen_by_a_replayed_run(tree: Path, tmp_path: Pat
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from click.testing import CliRunner
 
-    from buildport import fileindex
+    from buildport.cache import fileindex
     from buildport.cli import main
 
     monkeypatch.setattr(fileindex, "MARGIN_NS", 0)  # files made a moment ago may be vouched for (in-process)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildport.jsontext import dumps_indented
+from buildport.report.jsontext import dumps_indented
 
 pytestmark = pytest.mark.slow  # property tests over many generated inputs
 
@@ -46,7 +46,7 @@ def test_containers_that_deep_take_one_line_each() -> None:
 @settings(max_examples=300, deadline=None)
 @given(VALUES)
 def test_one_line_is_what_json_dumps_writes(value: object) -> None:
-    from buildport.jsontext import _one_line
+    from buildport.report.jsontext import _one_line
 
     assert _one_line(value) == json.dumps(value, ensure_ascii=False)
 
@@ -54,7 +54,7 @@ def test_one_line_is_what_json_dumps_writes(value: object) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(VALUES, max_size=6), st.integers(min_value=2, max_value=4))
 def test_raw_json_is_written_as_it_is(items: list[object], depth: int) -> None:
-    from buildport.jsontext import RawJSON
+    from buildport.report.jsontext import RawJSON
 
     raw = [RawJSON(json.dumps(item, ensure_ascii=False)) for item in items]
     expected = dumps_indented({"items": items}, one_line_at=2)
@@ -77,6 +77,6 @@ FINDINGS = st.builds(
 @settings(max_examples=500, deadline=None)
 @given(FINDINGS, st.text(), st.sampled_from([None, "line", "span", "unknown"]))
 def test_a_finding_line_is_json_dumps_of_its_entry(finding: object, kind: str, scope: str | None) -> None:
-    from buildport.report import finding_json, finding_line
+    from buildport.report.render import finding_json, finding_line
 
     assert finding_line(finding, kind, scope) == json.dumps(finding_json(finding, kind, scope), ensure_ascii=False)

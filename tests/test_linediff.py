@@ -1,4 +1,4 @@
-"""Line diffs read from the regions a rewrite changed (buildport.linediff)."""
+"""Line diffs read from the regions a rewrite changed (buildport.report.linediff)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from buildport import linediff
+from buildport.report import linediff
 from buildport.engine import _regions, port_cmake, port_make
-from buildport.linediff import line_blocks, lines, opcodes, unified
+from buildport.report.linediff import line_blocks, lines, opcodes, unified
 from buildport.textio import spliced
 
 _LINE_TEXT = st.text(alphabet="ab \n", max_size=40)

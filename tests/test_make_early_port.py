@@ -8,7 +8,7 @@ import pytest
 
 from buildport import engine
 from buildport.pipeline import discovery, outcomes, pool, port
-from buildport.cache import Cache
+from buildport.cache.store import Cache
 from buildport.options import MakeFacts, Options
 from buildport.passes.make_facts import combine, file_facts
 from buildport.syntax.make import parse_make

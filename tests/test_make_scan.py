@@ -115,7 +115,7 @@ def test_a_grammar_with_lexer_callbacks_is_refused_eagerly_and_read_by_lark_lazi
 
 @pytest.mark.slow
 def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from buildport.grammars import cached_lark
+    from buildport.syntax.grammars import cached_lark
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("BUILDPORT_PARSER_CACHE", raising=False)
@@ -139,7 +139,7 @@ def test_the_make_parser_is_loaded_from_the_parser_cache(tmp_path: Path, monkeyp
 
 
 def test_an_unwritable_parser_cache_is_no_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from buildport.grammars import cached_lark
+    from buildport.syntax.grammars import cached_lark
 
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

@@ -14,7 +14,7 @@ from buildport.pipeline import discovery, pool, port
 from buildport.cli import main
 from buildport.engine import port_make
 from buildport.options import MakeFacts, Options
-from buildport.includes import include_graph, include_targets, scopes
+from buildport.passes.includes import include_graph, include_targets, scopes
 
 
 def _named(includes: dict[str, list[str]]) -> dict[str, set[str]]:
@@ -131,7 +131,7 @@ def test_audit_reads_each_makefile_as_make_ports_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int, cached: bool,
 ) -> None:
     from buildport.audit import audit
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
 
     monkeypatch.setattr(pool, "MIN_ITEMS_PER_WORKER", 1)
     tree = tmp_path / "tree"
@@ -179,7 +179,7 @@ def test_a_makefile_audited_again_keeps_the_audit_with_its_scope(
     """config.mk is audited alone as it is found, then again with the Makefile that includes it: the second
     audit is what counts, even when it comes from the cache and the first is computed after it."""
     from buildport.audit import audit
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
     from buildport.textio import read_source
 
     monkeypatch.setattr(pool, "MIN_ITEMS_PER_WORKER", 1)

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from buildport.cli import main
-from buildport.sources import SourceSet, add_headers, cmake_sources, make_sources
+from buildport.source.references import SourceSet, add_headers, cmake_sources, make_sources
 
 pytestmark = pytest.mark.slow  # runs buildport in processes of its own, or over large inputs
 

@@ -1,11 +1,11 @@
-"""Where the ROCm packages a CMake file links are found: buildport.package_scopes and a whole run."""
+"""Where the ROCm packages a CMake file links are found: buildport.passes.package_scopes and a whole run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from buildport.options import Options
-from buildport.package_scopes import extra_packages
+from buildport.passes.package_scopes import extra_packages
 from buildport.pipeline.port import port_files
 
 

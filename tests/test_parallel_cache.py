@@ -61,9 +61,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def settled(root: Path) -> Path:
     """``root`` once every file and folder in it is older than the file index's margin: a run keeps no
-    memo of a tree changed within it (:mod:`buildport.replay`), and a test that expects a replay would
+    memo of a tree changed within it (:mod:`buildport.cache.replay`), and a test that expects a replay would
     otherwise depend on how long the tests before it took."""
-    from buildport.fileindex import MARGIN_NS
+    from buildport.cache.fileindex import MARGIN_NS
 
     newest = max(os.lstat(os.path.join(folder, name)).st_ctime_ns
                  for folder, _dirs, files in os.walk(root) for name in [*files, "."])
@@ -156,7 +156,7 @@ def test_cache_is_keyed_on_the_options(tree: Path, tmp_path: Path) -> None:
 
 
 def test_cache_entries_are_written_atomically(tmp_path: Path) -> None:
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
 
     cache = Cache(tmp_path / "c")
     key = cache.key("cmake", "CMakeLists.txt", "00", [["gfx90a"], [], None])
@@ -169,7 +169,7 @@ def test_cache_entries_are_written_atomically(tmp_path: Path) -> None:
 
 
 def test_the_cache_keeps_the_recently_used_entries_within_its_budget(tmp_path: Path) -> None:
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
 
     cache = Cache(tmp_path / "c", max_bytes=10_000)
     keys = [cache.key("cmake", f"f{i}.txt", "00", None) for i in range(40)]
@@ -198,7 +198,7 @@ def _fill_every_folder(cache: Any, per_folder: int) -> None:
 
 
 def test_a_cache_far_below_its_budget_is_sized_from_a_sample(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
 
     cache = Cache(tmp_path / "c", max_bytes=100_000_000)
     _fill_every_folder(cache, 12)
@@ -228,7 +228,7 @@ def test_a_cache_far_below_its_budget_is_sized_from_a_sample(tmp_path: Path, mon
 
 
 def test_a_cache_over_budget_is_pruned_though_it_was_read_whole_lately(tmp_path: Path) -> None:
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
 
     cache = Cache(tmp_path / "c", max_bytes=1_000_000)
     _fill_every_folder(cache, 8)  # ~1.2 MB
@@ -283,7 +283,7 @@ def test_files_with_nothing_to_do_are_listed_in_one_file(tmp_path: Path) -> None
 
 
 def test_clean_paths_keep_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from buildport import cache as cache_module
+    from buildport.cache import store as cache_module
 
     monkeypatch.setattr(cache_module, "_CLEAN_KEEP", 3)
     keys = cache_module.Cache.keys("cmake", None)
@@ -303,7 +303,7 @@ def test_clean_paths_keep_the_newest(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_clean_files_keep_the_newest_contexts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from buildport import cache as cache_module
+    from buildport.cache import store as cache_module
 
     monkeypatch.setattr(cache_module, "_CLEAN_FILES", 2)
     cache = cache_module.Cache(tmp_path / "c")
@@ -318,7 +318,7 @@ def test_clean_files_keep_the_newest_contexts(tmp_path: Path, monkeypatch: pytes
 
 
 def test_a_damaged_clean_file_is_a_miss(tmp_path: Path) -> None:
-    from buildport import cache as cache_module
+    from buildport.cache import store as cache_module
 
     keys = cache_module.Cache.keys("cmake", None)
     (tmp_path / "c" / "clean").mkdir(parents=True)
@@ -335,7 +335,7 @@ def test_unwritable_cache_is_skipped(tree: Path, tmp_path: Path) -> None:
 
 
 def test_version_imports_no_engine() -> None:
-    code = ("import sys, buildport.cli\n"
+    code = ("import sys, buildport.cli.commands\n"
             "print(sorted(m for m in ('lark', 'buildport.engine', 'buildport.pipeline.port', 'buildport.passes.base')"
             " if m in sys.modules))")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
@@ -551,7 +551,7 @@ def test_an_edited_grammar_of_a_checkout_invalidates_the_results(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """In a checkout the grammars lie beside the package (``grammars/``), not in it: they are part of the
     code the results are keyed on all the same."""
-    from buildport import cache
+    from buildport.cache import store as cache
 
     package, grammars = tmp_path / "buildport", tmp_path / "grammars"
     package.mkdir()

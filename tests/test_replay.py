@@ -1,9 +1,9 @@
-"""Whole runs replayed (buildport.replay): a run that writes nothing, over files that have not changed,
+"""Whole runs replayed (buildport.cache.replay): a run that writes nothing, over files that have not changed,
 prints again exactly what it printed, without reading or porting a file; any change to what the run
 looked at, or to its options, and it runs as usual.
 
 The runs are in-process (click's runner) so that the file index's safety margin can be set to zero:
-files written by a test are otherwise too recent to vouch for (see buildport.fileindex).
+files written by a test are otherwise too recent to vouch for (see buildport.cache.fileindex).
 """
 
 from __future__ import annotations
@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from buildport import audit, fileindex, replay
+from buildport import audit
+
+from buildport.cache import fileindex
+
+from buildport.cache import replay
 from buildport.pipeline import port
 from buildport.cli import main
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from buildport.rules.build_rules import _LIBRARY_NAMES, _ROOT_WORDS, RESIDUE_PATTERNS
 from buildport.rules.paths import CUDA_ROOT_LITERAL
-from buildport.wordtrie import bounded_trie, trie_pattern
+from buildport.passes.wordtrie import bounded_trie, trie_pattern
 
 pytestmark = pytest.mark.slow  # property tests over many generated inputs
 

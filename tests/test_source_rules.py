@@ -22,8 +22,8 @@ from buildport.rules.source_rules import (
     LIBRARY_HEADERS,
     RULES, SourceRule,
 )
-from buildport.sourcelex import CHAR, COMMENT, HEADER, IDENT, NUMBER, PUNCT, STRING, lex, tokenize
-from buildport.sourcescan import hinted, is_cuda_source, lexed_as_cuda, scan_cuda_source, scan_source
+from buildport.source.lex import CHAR, COMMENT, HEADER, IDENT, NUMBER, PUNCT, STRING, lex, tokenize
+from buildport.source.scan import hinted, is_cuda_source, lexed_as_cuda, scan_cuda_source, scan_source
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -518,7 +518,7 @@ def test_is_cuda_source(path: str, text: str, expected: bool) -> None:
 
 
 def test_a_cpp_file_read_to_tell_it_is_cuda_is_lexed_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    import buildport.sourcescan as sourcescan
+    import buildport.source.scan as sourcescan
 
     calls: list[str] = []
 
@@ -615,7 +615,7 @@ def test_the_hint_searched_word_by_word_finds_what_one_alternation_finds(text: s
 @settings(max_examples=500, deadline=None, derandomize=True)
 @given(st.text(alphabet=" \t\f\v\ufeff\n#ax/*\"", max_size=40))
 def test_directive_marks_found_from_each_hash_are_the_pattern_s(text: str) -> None:
-    from buildport.sourcelex import _LINE_START_HASH, _line_start_hashes
+    from buildport.source.lex import _LINE_START_HASH, _line_start_hashes
 
     assert list(_line_start_hashes(text)) == [m.end() - 1 for m in _LINE_START_HASH.finditer(text)]
 
@@ -630,7 +630,7 @@ def test_the_shortcut_keeps_what_lexing_calls_cuda(text: str) -> None:
 
 
 def test_a_cpp_file_that_only_mentions_cuda_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import buildport.sourcescan as sourcescan
+    import buildport.source.scan as sourcescan
 
     def fail(text: str) -> None:
         raise AssertionError("lexed")
@@ -640,7 +640,7 @@ def test_a_cpp_file_that_only_mentions_cuda_is_not_lexed(monkeypatch: pytest.Mon
 
 
 def test_a_plain_cpp_file_is_not_lexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    import buildport.sourcescan as sourcescan
+    import buildport.source.scan as sourcescan
 
     def fail(text: str) -> None:
         raise AssertionError("lexed")

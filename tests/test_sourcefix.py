@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from buildport.sourcefix import port_source
-from buildport.sourcescan import scan_source
+from buildport.source.fix import port_source
+from buildport.source.scan import scan_source
 
 HELPER = """\
 #ifndef COMMON_HELPER_CUDA_H_
@@ -254,7 +254,7 @@ def test_compound_operators_hip_vector_types_have_are_kept_for_cuda_only() -> No
 
 def test_a_warp_mask_macro_another_header_defines_counts() -> None:
     """bmf's kernels header calls __shfl_down_sync(FULLMASK, ...); helper/cuda_helpers.cuh defines FULLMASK."""
-    from buildport.sourcefix import full_mask_macros
+    from buildport.source.fix import full_mask_macros
 
     helper = "#define FULLMASK 0xffffffff\n#define LOW_HALF 0x0000ffff\n#define ALL (~0u)\n"
     assert full_mask_macros(helper) == {"FULLMASK", "ALL"}

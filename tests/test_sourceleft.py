@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from buildport.cli import main
-from buildport.hipify_tables import read_tables
-from buildport.sourceleft import cuda_left
-from buildport.sourcelex import lex
+from buildport.source.hipify_tables import read_tables
+from buildport.source.left import cuda_left
+from buildport.source.lex import lex
 
 PERL = r'''
 sub rocSubstitutions {

@@ -1,10 +1,10 @@
-"""Which sources a CMake build uses, read as CMake reads its files (buildport.sources)."""
+"""Which sources a CMake build uses, read as CMake reads its files (buildport.source.references)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from buildport.sources import SourceSet, cmake_sources
+from buildport.source.references import SourceSet, cmake_sources
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:
@@ -56,7 +56,7 @@ def test_an_include_cycle_ends(tmp_path: Path) -> None:
 
 
 def test_headers_included_with_angle_brackets_are_found_in_the_projects_include_folders(tmp_path: Path) -> None:
-    from buildport.sources import add_headers
+    from buildport.source.references import add_headers
 
     _tree(tmp_path, {
         "CMakeLists.txt": "include_directories(include)\nadd_library(l src/a.cu)\n",
@@ -72,7 +72,7 @@ def test_headers_included_with_angle_brackets_are_found_in_the_projects_include_
 
 
 def test_make_finds_sources_through_vpath_and_vpath_patterns(tmp_path: Path) -> None:
-    from buildport.sources import make_sources
+    from buildport.source.references import make_sources
 
     _tree(tmp_path, {
         "Makefile": "VPATH=./src/:./examples\nvpath %.cu kernels\nOBJDIR=./obj/\n"
@@ -91,7 +91,7 @@ def test_make_finds_sources_through_vpath_and_vpath_patterns(tmp_path: Path) -> 
 def test_make_objects_built_by_suffix_and_built_in_rules_bring_their_headers(tmp_path: Path) -> None:
     """``.c.o:`` (an old suffix rule) and make's built-in rules compile C and C++ objects: their sources, and
     the CUDA headers those include through -I folders, are the build's (FastEddy's fecuda_Device.h)."""
-    from buildport.sources import add_headers, make_sources
+    from buildport.source.references import add_headers, make_sources
 
     _tree(tmp_path, {
         "main/Makefile": "INCLUDES = -I../dev\nOBJS = ../dev/fe.o ../dev/kern.o host.o\n"
@@ -109,7 +109,7 @@ def test_make_objects_built_by_suffix_and_built_in_rules_bring_their_headers(tmp
 def test_a_project_header_named_like_cudas_is_kept_where_the_engine_renamed_it(tmp_path: Path) -> None:
     """darknet's own src/cuda.h: hipify renames every "cuda.h" to "hip/hip_runtime.h"; an include that finds the
     project's file is put back, one of the SDK's (<cuda.h> with no such file in the include folders) is not."""
-    from buildport.migrate import Plan, _own_headers_kept
+    from buildport.migrate.plan import Plan, _own_headers_kept
 
     _tree(tmp_path, {"src/cuda.h": "#define OWN 1\n", "src/a.c": ""})
     plan = Plan(tmp_path)
@@ -126,7 +126,7 @@ def test_a_project_header_named_like_cudas_is_kept_where_the_engine_renamed_it(t
 
 def test_make_words_made_of_simple_variables_are_expanded(tmp_path: Path) -> None:
     """GPUSPH's helper program: LIST_CUDA_CC=$(SCRIPTSDIR)/list-cuda-cc, built from $(LIST_CUDA_CC).cc."""
-    from buildport.sources import make_sources
+    from buildport.source.references import make_sources
 
     _tree(tmp_path, {
         "Makefile": "SCRIPTSDIR = scripts\nLIST_CUDA_CC=$(SCRIPTSDIR)/list-cuda-cc\nSRC := a.cu\nSRC += b.cu\n"

@@ -178,7 +178,7 @@ def test_in_place_is_refused_when_git_refuses_the_repository(tmp_path: Path) -> 
 
 def test_a_long_conversion_says_how_far_it_is_in_a_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Not on a terminal (a CI log): a plain line every few seconds, and the last one at the end."""
-    from buildport import migrate_cli
+    from buildport.cli import migrate as migrate_cli
 
     root = project(tmp_path)
     monkeypatch.setattr(migrate_cli._LogProgress, "EVERY", 0.0)  # every file is "a while" here

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from buildport import migrate as migrate_module
-from buildport.migrate import JOURNAL
-from buildport.migrate_cli import run_migration
+from buildport.migrate import plan as migrate_module
+from buildport.migrate.plan import JOURNAL
+from buildport.cli.migrate import run_migration
 
 GOOD = "#include <cuda_runtime.h>\nint main() { return cudaDeviceSynchronize(); }\n"
 HEADER = "#pragma once\n#include <cuda_runtime.h>\ninline cudaError_t sync() { return cudaDeviceSynchronize(); }\n"
@@ -147,8 +147,8 @@ def test_a_full_disk_while_writing_is_an_error_not_an_internal_error(tmp_path: P
 
 def test_a_half_made_copy_is_started_again_and_an_interrupted_one_removed(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from buildport import migrate_cli
-    from buildport.migrate import INCOMPLETE
+    from buildport.cli import migrate as migrate_cli
+    from buildport.migrate.plan import INCOMPLETE
 
     root, out, tool = project(tmp_path), tmp_path / "out", engine(tmp_path)
 

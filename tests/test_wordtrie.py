@@ -7,8 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildport import wordtrie
-from buildport.wordtrie import WordSearch, lowercase, lowercase_pieces, trie_pattern
+from buildport.passes import wordtrie
+from buildport.passes.wordtrie import WordSearch, lowercase, lowercase_pieces, trie_pattern
 
 WORDS = st.lists(st.text(alphabet="abc.-", min_size=1, max_size=4), min_size=1, max_size=6)
 TEXT = st.text(alphabet="abcx.-", max_size=14)

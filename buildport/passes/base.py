@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from buildport.cmake_args import value_of
-from buildport.cmake_edit import Edits
+from buildport.passes.cmake_args import value_of
+from buildport.passes.cmake_edit import Edits
 from buildport.findings import Finding, Severity
 from buildport.options import Options
 from buildport.prescan import may_need_cmake_port, spans_with_trigger

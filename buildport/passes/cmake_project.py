@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from buildport.cmake_args import inner, translate_flag_words, value_of, word_spans
+from buildport.passes.cmake_args import inner, translate_flag_words, value_of, word_spans
 from buildport.findings import Severity
 from buildport.passes.base import Context, offload_arch_list
 from buildport.passes.cmake_text import renamed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from buildport.cmake_args import rename_refs, value_of
+from buildport.passes.cmake_args import rename_refs, value_of
 from buildport.findings import Severity
 from buildport.passes.base import Context, expand, is_cuda_source, target_sources
 from buildport.passes.cmake_project import arch_cache_line

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from buildport.cmake_args import inner, rename_refs, translate_flag_words, value_of, word_spans
+from buildport.passes.cmake_args import inner, rename_refs, translate_flag_words, value_of, word_spans
 from buildport.findings import Severity
-from buildport.nvcc import is_nvcc_only, split_flag
+from buildport.passes.nvcc import is_nvcc_only, split_flag
 from buildport.passes.base import Context
 from buildport.rules.cmake import (
     COMPILER_IDS, FLAG_COMMANDS, FLAG_VARIABLES, GENEX_RENAMES, LANGUAGE_GENEX, LEGACY_SWITCHES,
@@ -81,7 +81,7 @@ def _wants_next(text: str) -> bool:
     return flag is not None and value is None and flag.action in _VALUED
 
 
-#: What a flag does that takes a value (see :func:`buildport.nvcc.translate`).
+#: What a flag does that takes a value (see :func:`buildport.passes.nvcc.translate`).
 _VALUED = frozenset({"value", "arch", "xcompiler", "xlinker"})
 
 

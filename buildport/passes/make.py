@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts
-from buildport.nvcc import is_nvcc_only, translate
+from buildport.passes.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
 from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
 from buildport.rules.flags import BY_NAME

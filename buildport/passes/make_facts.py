@@ -5,7 +5,7 @@ then :func:`combine` merges the parts in any order into one
 :class:`~buildport.options.MakeFacts`; the port of each file reads that.
 
 Only the files that make reads together share their variables: a Makefile and
-what it includes, and what those include (:func:`buildport.includes.scopes`). Two Makefiles of
+what it includes, and what those include (:func:`buildport.passes.includes.scopes`). Two Makefiles of
 one tree that include nothing of each other (a benchmark suite's ``foo-cuda``
 and ``foo-hip``) are ported each with its own facts, as if alone.
 """
@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from buildport.includes import scopes
+from buildport.passes.includes import scopes
 from buildport.options import MakeFacts
 from buildport.passes.make_prescan import Prescan, skipping
 from buildport.rules.make import DIR_VARIABLES, HOST_LINKERS, NVCC_WORD, PORTED_NVCC, PRELUDE, ROOT_VARIABLES

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from buildport.prescan import residue_words, trigger
-from buildport.wordtrie import WordSearch, lowercase_pieces
+from buildport.passes.wordtrie import WordSearch, lowercase_pieces
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
 from buildport.rules.make import (

@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from buildport.fileindex import FileIndex, Listing, folder_stamp, stamp
-from buildport.includes import include_targets
+from buildport.cache.fileindex import FileIndex, Listing, folder_stamp, stamp
+from buildport.passes.includes import include_targets
 from buildport.pipeline.ignore import Ignore
 from buildport.textio import InputError, NotARegularFile, SourceText, check_regular, read_bytes, read_source
 
@@ -48,7 +48,7 @@ def discover(
     read to see whether it is binary; with ``contents`` the text read is kept
     there under ``str(path)``, so that porting does not read the file again.
 
-    With ``index`` (the cache's :class:`~buildport.fileindex.FileIndex`), a file
+    With ``index`` (the cache's :class:`~buildport.cache.fileindex.FileIndex`), a file
     whose metadata are as an earlier run recorded them is not read: it was not
     binary then, and its entry in ``contents`` is a source the index vouches for,
     read later only if its text is needed. The files read are recorded in it.
@@ -73,7 +73,7 @@ def files_below(
     stack_root = str(root)
     predicate = _predicate_name(wanted) if index is not None else None
     vouch = index.lookup if index is not None and contents is not None else None
-    trail = index.trail if index is not None else None  # what the run looks at (buildport.replay)
+    trail = index.trail if index is not None else None  # what the run looks at (buildport.cache.replay)
     if trail is not None and (predicate is None or vouch is None):
         trail.spoil()  # folders or files would go unrecorded
     vouched = SourceText.vouched

@@ -97,7 +97,7 @@ class Ignore:
     _specs: dict[tuple[str, str], list[tuple[str, GitIgnoreSpec]]] = field(default_factory=dict)
     #: folder walked from (absolute) → its project root, where the run is not anchored
     _roots: dict[str, str] = field(default_factory=dict)
-    #: the .gitignore files read, for the whole-run replay's record (buildport.replay)
+    #: the .gitignore files read, for the whole-run replay's record (buildport.cache.replay)
     read: list[str] = field(default_factory=list)
     #: root → whether it is a git repository's
     _repositories: dict[str, bool] = field(default_factory=dict)

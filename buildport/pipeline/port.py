@@ -7,13 +7,13 @@ import functools
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from buildport.cache import Cache, Keys, result_from_json, result_to_json
+from buildport.cache.store import Cache, Keys, result_from_json, result_to_json
 from buildport.findings import Finding
 from buildport.options import MakeFacts, Options
 from buildport.result import Result, UnstableRewrite
 from buildport.syntax.errors import ParseError
-from buildport.includes import include_graph, include_targets
-from buildport.package_scopes import extra_packages
+from buildport.passes.includes import include_graph, include_targets
+from buildport.passes.package_scopes import extra_packages
 from buildport.rules.cmake import FIND_HIP
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_source
 from buildport.pipeline.discovery import file_identity, unique_files
@@ -110,7 +110,7 @@ def _port_files(
         return run
     linked = [o.result.packages if o.result is not None else set() for o in run.outcomes]
     finds = [o.result is not None and _finds_cuda(o.result) for o in run.outcomes]
-    # the packages a file links are found where CUDA is found for it (buildport.package_scopes); they
+    # the packages a file links are found where CUDA is found for it (buildport.passes.package_scopes); they
     # reach only find_package(CUDA/CUDAToolkit) rewrites, each reported, and change nothing in a file
     # that links every one of them itself
     again: dict[tuple[str, ...], list[int]] = {}

@@ -25,7 +25,7 @@ from buildport.findings import Severity
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.make import ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ENV_VARS, CUDA_ROOT_LITERAL
-from buildport.wordtrie import bounded_trie, trie_pattern
+from buildport.passes.wordtrie import bounded_trie, trie_pattern
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 

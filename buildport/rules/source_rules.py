@@ -5,7 +5,7 @@ a texture reference, a pinned buffer that a port must keep, or a library ROCm do
 not have. Each :class:`SourceRule` names one such difference, says why it matters
 on AMD GPUs and what to do, and carries a before/after pair (the ``before`` must
 trigger the rule, the ``after`` must not; the tests check both). The tables below
-the catalogue are the API names the matchers in :mod:`buildport.sourcescan` look
+the catalogue are the API names the matchers in :mod:`buildport.source.scan` look
 for. ``docs/source-rules.md`` is generated from this module by
 ``scripts/gen_rules_doc.py``.
 
@@ -585,12 +585,12 @@ ASYNC_STREAM_ARG: Mapping[str, int] = MappingProxyType({
 
 # HIP names hipify writes for CUDA structs that HIP declares as a typedef of a struct of another tag: after
 # `struct`, C++ refuses them (`typedef 'hipGraphicsResource' cannot be referenced with a struct specifier`;
-# GPUJPEG's `struct cudaGraphicsResource*`) -> the tag HIP's typedef names, which buildport.sourcefix writes
+# GPUJPEG's `struct cudaGraphicsResource*`) -> the tag HIP's typedef names, which buildport.source.fix writes
 # after `struct` instead: an opaque pointer to it is valid in C and C++, with or without HIP's headers (ROCm
 # 5.2 and 6.x: `typedef struct _hipGraphicsResource hipGraphicsResource;`).
 TYPEDEF_NOT_TAG: Mapping[str, str] = MappingProxyType({"hipGraphicsResource": "_hipGraphicsResource"})
 
-# The warp *_sync builtins HIP gained in ROCm 6.2 -> the forms without a mask every ROCm has (buildport.sourcefix
+# The warp *_sync builtins HIP gained in ROCm 6.2 -> the forms without a mask every ROCm has (buildport.source.fix
 # rewrites them for an older ROCm where the mask names the whole warp; human ports of HeCBench do the same).
 UNSYNCED_WARP_FUNCTIONS: Mapping[str, str] = MappingProxyType({
     "__shfl_sync": "__shfl", "__shfl_up_sync": "__shfl_up", "__shfl_down_sync": "__shfl_down",
@@ -659,7 +659,7 @@ CUDA_HEADER_MACROS: Mapping[str, str] = MappingProxyType({
 })
 
 # Headers a hipified source includes by a name ROCm does not install, and the one it does
-# (buildport.sourcefix): CUDA toolkit headers hipify-perl (6.0.2) has no mapping for, whose
+# (buildport.source.fix): CUDA toolkit headers hipify-perl (6.0.2) has no mapping for, whose
 # declarations HIP's runtime header holds (builtin_types.h gathers the device, driver, surface,
 # texture and vector types), and hipRTC's header, which hipify writes bare but ROCm installs
 # under hip/ (5.2 and 6.x alike).
@@ -702,14 +702,14 @@ def hipcub_header(name: str) -> str | None:
 
 # HIP functions a hipified C file calls with fewer arguments than their C declaration takes, where C++ has a
 # default (a template, or a __dparm parameter) and the CUDA function hipify mapped from took fewer in C:
-# name -> (the arguments given, the defaults written after them) (buildport.sourcefix).
+# name -> (the arguments given, the defaults written after them) (buildport.source.fix).
 C_DEFAULT_ARGUMENTS: Mapping[str, tuple[int, tuple[str, ...]]] = MappingProxyType({
     "hipHostMalloc": (2, ("hipHostMallocDefault",)),  # cudaMallocHost(void **ptr, size_t size)
 })
 
 # HIP functions that take a kernel as `const void*` only, where CUDA's runtime header adds a template overload
 # for any function pointer (`cudaFuncSetCacheConfig(kernel<T>, ...)` compiles with nvcc): name -> the index of
-# that argument, which buildport.sourcefix casts in C++ files (as human ports write it; HIP 5.2 measured).
+# that argument, which buildport.source.fix casts in C++ files (as human ports write it; HIP 5.2 measured).
 KERNEL_POINTER_ARGUMENTS: Mapping[str, int] = MappingProxyType({
     "hipFuncSetCacheConfig": 0, "hipFuncSetSharedMemConfig": 0, "hipFuncSetAttribute": 0,
     "hipFuncGetAttributes": 1,
@@ -717,7 +717,7 @@ KERNEL_POINTER_ARGUMENTS: Mapping[str, int] = MappingProxyType({
 
 # Device functions HIP's runtime header defines for these parameter types, which CUDA has not (float
 # atomicMin/atomicMax) or had not before sm_60 (double atomicAdd): a project's own definition conflicts with
-# HIP's ("static declaration of 'atomicMin' follows non-static declaration", InfiniTAM). buildport.sourcefix
+# HIP's ("static declaration of 'atomicMin' follows non-static declaration", InfiniTAM). buildport.source.fix
 # keeps the project's definition for CUDA only (HIP 5.2 and 6.x define them all).
 HIP_DEFINED_DEVICE_FUNCTIONS: Mapping[str, frozenset[tuple[str, ...]]] = MappingProxyType({
     "atomicMin": frozenset({("float*", "float"), ("double*", "double")}),
@@ -728,7 +728,7 @@ HIP_DEFINED_DEVICE_FUNCTIONS: Mapping[str, frozenset[tuple[str, ...]]] = Mapping
 # Operators HIP's vector types (float3, int2, ...) define as members that are not templates, so a project's own
 # free definition for the same type (`void operator-=(float3 &a, const float3 &b)`, as CUDA samples' helper_math.h
 # and its copies have) makes every use ambiguous ("use of overloaded operator '-=' is ambiguous", GPUSPH).
-# HIP's does the same component by component; buildport.sourcefix keeps the project's for CUDA only (HIP 5.2
+# HIP's does the same component by component; buildport.source.fix keeps the project's for CUDA only (HIP 5.2
 # measured: the integer-only ones and unary minus are member templates there, which a free function outranks).
 HIP_VECTOR_MEMBER_OPERATORS = frozenset({"+=", "-=", "*=", "/="})
 # The vector types of HIP's runtime header: a scalar name and a width.
@@ -740,7 +740,7 @@ HIP_VECTOR_TYPES = frozenset(
 )
 
 # CUB's macros hipify leaves (hipify-perl 6.0 has no HIP name) and hipCUB lacks, as an expression of hipCUB's own
-# (CUB: `if (cub::Debug(e, __FILE__, __LINE__)) exit(1)`): buildport.sourcefix writes the call `{0}` with its
+# (CUB: `if (cub::Debug(e, __FILE__, __LINE__)) exit(1)`): buildport.source.fix writes the call `{0}` with its
 # argument in place (GOMC's CubDebugExit).
 CUB_MACRO_FALLBACKS: Mapping[str, str] = MappingProxyType({
     "CubDebugExit": "(HipcubDebug({0}) ? exit(1) : (void)0)",
@@ -748,7 +748,7 @@ CUB_MACRO_FALLBACKS: Mapping[str, str] = MappingProxyType({
 
 # Device intrinsics CUDA declares for one integer type and HIP overloads for the signed and the unsigned one (5.2
 # and 6.x): a call with another integer type (a uint64_t to __ffsll) converts in CUDA and is ambiguous in HIP ("call
-# to '__ffsll' is ambiguous", HeCBench langford). name -> CUDA's parameter type, which buildport.sourcefix casts
+# to '__ffsll' is ambiguous", HeCBench langford). name -> CUDA's parameter type, which buildport.source.fix casts
 # the argument to (what the call meant with nvcc).
 SINGLE_TYPE_INTRINSICS: Mapping[str, str] = MappingProxyType({
     "__ffs": "int",
@@ -756,7 +756,7 @@ SINGLE_TYPE_INTRINSICS: Mapping[str, str] = MappingProxyType({
 })
 
 # Functions a hipified source calls that the installed HIP may lack, with a definition of the same meaning:
-# name -> (the condition under which HIP lacks it, the header it needs, the definition). buildport.sourcefix puts
+# name -> (the condition under which HIP lacks it, the header it needs, the definition). buildport.source.fix puts
 # the definition, under that condition and a guard of its own, before the file's first use.
 @dataclass(frozen=True)
 class Fallback:
@@ -829,7 +829,7 @@ CUDA_IDENTIFIER = re.compile(
 )
 # A necessary condition for either of the two above (or a ``<<<`` launch): a C or C++
 # file that holds none of these words and matches none of these patterns is not a CUDA
-# source, and is not lexed at all (buildport.sourcescan.hinted). tests/test_source_rules.py
+# source, and is not lexed at all (buildport.source.scan.hinted). tests/test_source_rules.py
 # checks them against both.
 CUDA_SOURCE_WORDS = (
     "cuda", "CUDA", "<<<", "__global__", "__device__", "__shared__", "__constant__", "npp", "thrust/", "cub/", "cooperative_groups", "mma.h", "device_launch_parameters",

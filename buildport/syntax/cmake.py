@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterator, NamedTuple, TypeVar, Union
 
-from buildport import compiled
-from buildport.grammars import cached_terminals
+from buildport.cache import compiled
+from buildport.syntax.grammars import cached_terminals
 from buildport.syntax.errors import ParseError
 from buildport.textio import LineMap
 
@@ -356,7 +356,7 @@ _GROUP_NAME = re.compile(r"\(\?P([<=])([A-Za-z_]\w*)")
 @lru_cache(maxsize=1)
 def _terminals() -> dict[str, str]:
     """The grammar's terminals as regexes: what Lark's lexer uses, kept in the parser cache so that
-    a run whose files all parse never imports Lark (see :func:`buildport.grammars.cached_terminals`)."""
+    a run whose files all parse never imports Lark (see :func:`buildport.syntax.grammars.cached_terminals`)."""
     return cached_terminals("cmake", _terminals_from_lark, _TOP_LEVEL + _IN_ARGUMENTS)
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from buildport.grammars import cached_lark, grammar_text
+from buildport.syntax.grammars import cached_lark, grammar_text
 from buildport.syntax.cmake import CMakeFile, Command, Leaf, ParenGroup, check_layout
 from buildport.syntax.errors import ParseError
 

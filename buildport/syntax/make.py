@@ -31,7 +31,7 @@ from functools import lru_cache
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from buildport.grammars import grammar_text
+from buildport.syntax.grammars import grammar_text
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make_build import IF_KEYWORDS, conditional_parts
 from buildport.syntax.make_nodes import (

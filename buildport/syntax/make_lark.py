@@ -14,7 +14,7 @@ from typing import Any, cast
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedInput, UnexpectedToken
 
-from buildport.grammars import cached_lark
+from buildport.syntax.grammars import cached_lark
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make_build import Record
 from buildport.syntax.make_words import skip_blanks

@@ -22,7 +22,7 @@ followed by an optional line break in the same regular expression, so a line
 and the break after it take one match instead of two.
 
 The tables are kept in the parser cache as data (:func:`cached_tables`) and
-each state's alternation as its compiled program (:mod:`buildport.compiled`):
+each state's alternation as its compiled program (:mod:`buildport.cache.compiled`):
 a process that finds them there reads Makefiles without importing Lark. The
 package ships them too (:data:`SHIPPED`), for a run whose cache has none yet.
 """
@@ -38,8 +38,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from buildport import compiled
-from buildport.grammars import cached_json
+from buildport.cache import compiled
+from buildport.syntax.grammars import cached_json
 from buildport.syntax import make_first
 from buildport.syntax.make_first import parsed_can_begin_with
 from buildport.syntax.make_tokens import PACK_AFTER, PackedTokens

@@ -1,5 +1,5 @@
 """End to end: CUDA sources that no fixture project can hold, converted by hipify-perl and fixed by
-``buildport.sourcefix``, compile with Debian's ROCm.
+``buildport.source.fix``, compile with Debian's ROCm.
 
 Here are the constructs the nvcc on this machine (CUDA 13) no longer compiles, so that a project whose
 original builds with it cannot show them; each file under ``fixtures/sources/`` is compiled with nvcc
@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from buildport.hipify import installed_hip_version, run_engine
-from buildport.sourcefix import port_source
+from buildport.source.hipify import installed_hip_version, run_engine
+from buildport.source.fix import port_source
 from conftest import rocm_env
 
 if TYPE_CHECKING:

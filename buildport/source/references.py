@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from buildport.cmake_args import value_of
-from buildport.includes import include_targets
+from buildport.passes.cmake_args import value_of
+from buildport.passes.includes import include_targets
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import parse_make

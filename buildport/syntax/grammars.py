@@ -16,12 +16,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
-from buildport.atomic import TEMPORARY_PREFIX, read_json, write_json
+from buildport.cache.atomic import TEMPORARY_PREFIX, read_json, write_json
 
 T = TypeVar("T")
 
-_PACKAGED = Path(__file__).resolve().parent / "grammars"
-_CHECKOUT = Path(__file__).resolve().parent.parent / "grammars"
+_PACKAGED = Path(__file__).resolve().parent.parent / "grammars"
+_CHECKOUT = Path(__file__).resolve().parent.parent.parent / "grammars"
 
 
 @lru_cache(maxsize=None)
@@ -43,7 +43,7 @@ def parser_cache_dir() -> Path | None:
         return None
     if setting:
         return Path(setting)
-    from buildport.cache import default_dir
+    from buildport.cache.store import default_dir
 
     return default_dir() / "parsers"
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from buildport.asking import Answer
-from buildport.carry import carried
-from buildport.cmakeapi import Configure, configures
-from buildport.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
+from buildport.migrate.asking import Answer
+from buildport.source.carry import carried
+from buildport.migrate.cmakeapi import Configure, configures
+from buildport.migrate.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
-from buildport.hipify import ENGINE_TIMEOUT, HipifyResult, find_engine, installed_hip_version, run_engine
+from buildport.source.hipify import ENGINE_TIMEOUT, HipifyResult, find_engine, installed_hip_version, run_engine
 from buildport.options import Options
 from buildport.result import Region, Result
 from buildport.pipeline.discovery import (
@@ -34,9 +34,9 @@ from buildport.pipeline.discovery import (
 from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.outcomes import FileOutcome
 from buildport.pipeline.port import port_files
-from buildport.sourcescan import scan_source
-from buildport.sourcefix import FIXES, full_mask_macros, port_source
-from buildport.sources import (
+from buildport.source.scan import scan_source
+from buildport.source.fix import FIXES, full_mask_macros, port_source
+from buildport.source.references import (
     INCLUDE_DIRECTIVE, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
 )
 from buildport.textio import (
@@ -59,7 +59,7 @@ class Change:
     new_text: str
     kind: str  # "cmake", "make", "source"
     hipify: HipifyResult | None = None
-    #: What buildport.sourcefix changed in a source after hipify: fix id → how many.
+    #: What buildport.source.fix changed in a source after hipify: fix id → how many.
     fixes: dict[str, int] = field(default_factory=dict)
     #: The name the source had before ``--rename-sources hip`` (``path`` is the new one).
     renamed_from: Path | None = None
@@ -219,7 +219,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     """Read the tree and compute every change; writes nothing. ``original``: the project ``root`` is a
     copy of (where the build finds the files outside it that it names). ``ask``: the build tools asked which
     sources the build compiles, besides reading its files: ``make`` (the Makefiles' dry run,
-    :mod:`buildport.dryrun`), ``cmake`` (its File API after a configure with nvcc, :mod:`buildport.cmakeapi`)."""
+    :mod:`buildport.migrate.dryrun`), ``cmake`` (its File API after a configure with nvcc, :mod:`buildport.migrate.cmakeapi`)."""
     plan = Plan(root)
     if original is not None:
         plan.sources.copied = (root, original)
@@ -321,7 +321,7 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
 def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, int], None] | None,
                   timeout: float = ENGINE_TIMEOUT, engine_args: tuple[str, ...] = ()) -> None:
     """Each source the build uses through the engine (on a copy of its bytes: see
-    :func:`~buildport.hipify.run_engine`), then the source rules over what it gave. ``progress`` is told
+    :func:`~buildport.source.hipify.run_engine`), then the source rules over what it gave. ``progress`` is told
     (files done, files in all) as each file is done."""
     import threading
 

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from buildport.asking import run_group_bytes
+from buildport.migrate.asking import run_group_bytes
 from buildport.textio import decode
 
 ENGINES = ("hipify-perl", "hipify-clang")

@@ -1,7 +1,7 @@
 """CUDA left in a source, as the audit reports it: the names the conversion engine converts (counted per
 file, as ``hipexamine`` counts them) and, one by one, the names it has no HIP name for.
 
-The names come from the installed hipify-perl's own tables (:mod:`buildport.hipify_tables`); without
+The names come from the installed hipify-perl's own tables (:mod:`buildport.source.hipify_tables`); without
 one, from CUDA's name patterns (:data:`~buildport.rules.source_rules.CUDA_IDENTIFIER`,
 :data:`~buildport.rules.source_rules.CUDA_HEADER`), and nothing is called unconvertible. Only code and
 preprocessor lines count, never comments or strings; a name the file ``#define``s itself, and a quoted
@@ -14,10 +14,10 @@ import os
 from collections import Counter
 
 from buildport.findings import Finding
-from buildport.hipify_tables import HipifyTables
+from buildport.source.hipify_tables import HipifyTables
 from buildport.rules.source_rules import BY_ID, CUDA_HEADER, CUDA_IDENTIFIER
-from buildport.sourcelex import HEADER, IDENT, INCLUDE_NAMES, Lexed, TokenList
-from buildport.sourcescan import silenced_at, suppressions
+from buildport.source.lex import HEADER, IDENT, INCLUDE_NAMES, Lexed, TokenList
+from buildport.source.scan import silenced_at, suppressions
 from buildport.textio import LineMap
 
 LEFT = "cuda-api-left"

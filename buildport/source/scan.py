@@ -1,7 +1,7 @@
 """The source half of ``buildport audit``: CUDA sources in, findings out.
 
-:func:`scan_source` tokenizes a C, C++ or CUDA text (:mod:`buildport.sourcelex`),
-runs the matchers (:mod:`buildport.sourcematch`) over its code and over the body
+:func:`scan_source` tokenizes a C, C++ or CUDA text (:mod:`buildport.source.lex`),
+runs the matchers (:mod:`buildport.source.match`) over its code and over the body
 of every preprocessor directive, reports included NVIDIA library headers, and
 turns hits into :class:`~buildport.findings.Finding` objects carrying the rule's
 severity and explanation from :mod:`buildport.rules.source_rules`.
@@ -22,11 +22,11 @@ from buildport.rules.source_rules import (
     BY_ID, CUDA_HEADER, CUDA_IDENTIFIER, CUDA_SOURCE_PATTERNS, CUDA_SOURCE_WORDS, DEVICE_KEYWORDS, LIBRARY_HEADERS, RULES,
     SourceRule,
 )
-from buildport.sourcelex import HEADER, INCLUDE_NAMES as _INCLUDES, Lexed, TokenList, lex
-from buildport.sourcematch import Hit, interesting, match
-from buildport.sourceseq import Seq
+from buildport.source.lex import HEADER, INCLUDE_NAMES as _INCLUDES, Lexed, TokenList, lex
+from buildport.source.match import Hit, interesting, match
+from buildport.source.seq import Seq
 from buildport.textio import LineMap
-from buildport.wordtrie import WordSearch
+from buildport.passes.wordtrie import WordSearch
 
 __all__ = ["RULES", "SourceRule", "is_cuda_source", "scan_cuda_source", "scan_source", "silenced_at", "suppressions"]
 
@@ -51,7 +51,7 @@ def scan_cuda_source(path: str, text: str, left: Callable[[str, str, Lexed], lis
                      ) -> list[Finding] | None:
     """:func:`scan_source` of a CUDA source (see :func:`is_cuda_source`), None for any other file;
     a C/C++ file that had to be read to tell is read once for both. ``left``: more findings of the same
-    lexed text (the audit's CUDA left, :func:`buildport.sourceleft.cuda_left`)."""
+    lexed text (the audit's CUDA left, :func:`buildport.source.left.cuda_left`)."""
     cuda, lexed = _cuda_source(path, text)
     if not cuda:
         return None
@@ -91,7 +91,7 @@ _MAY_KEYWORD = re.compile(r"(?<![A-Za-z0-9_$])__(?:global|device|shared|constant
 #: Where an included header name :data:`CUDA_HEADER` matches can be: right after ``<`` or ``"`` and blanks
 #: (not up to a closing one: an unclosed ``"cuda.hx`` is read as the name ``cuda.h``).
 _MAY_INCLUDE = re.compile(rf"[<\"]\s*(?:{CUDA_HEADER.pattern})")
-#: The words as searches that each begin with a literal (see :class:`~buildport.wordtrie.WordSearch`):
+#: The words as searches that each begin with a literal (see :class:`~buildport.passes.wordtrie.WordSearch`):
 #: one alternation of them all reads C++ code ~2.5× slower.
 _HINT_WORDS = WordSearch(CUDA_SOURCE_WORDS)
 _HINT_PATTERNS = tuple(map(re.compile, CUDA_SOURCE_PATTERNS))

@@ -43,10 +43,10 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from buildport.atomic import write_json
+from buildport.cache.atomic import write_json
 
 if TYPE_CHECKING:
-    from buildport.replay import Trail
+    from buildport.cache.replay import Trail
 
 #: How long before the metadata were read a file's times must lie for the file to be recorded.
 MARGIN_NS = 3_000_000_000
@@ -104,7 +104,7 @@ class FileIndex:
         self._new_listings = False
         #: Files with times after this are too recent to record (see the module's docstring).
         self.since = time.time_ns() - MARGIN_NS
-        #: Gathers what a run looks at when the run is to be kept whole (see buildport.replay).
+        #: Gathers what a run looks at when the run is to be kept whole (see buildport.cache.replay).
         self.trail: Trail | None = None
 
     def _load(self) -> dict[str, object]:

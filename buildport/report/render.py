@@ -21,7 +21,7 @@ import click
 from buildport import __version__
 from buildport.audit import AuditReport, FileAudit, describe
 from buildport.findings import Finding, Severity
-from buildport.jsontext import RawJSON, dumps_indented
+from buildport.report.jsontext import RawJSON, dumps_indented
 from buildport.rules import source_rules
 
 JSON_VERSION = 1

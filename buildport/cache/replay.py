@@ -23,7 +23,7 @@ entry is as recorded, writes the output and exits with the code. Any difference
 run is done as usual.
 
 The trail can only be trusted as far as the file index can (see
-:mod:`buildport.fileindex`): a run that met anything too recent to record, a
+:mod:`buildport.cache.fileindex`): a run that met anything too recent to record, a
 folder it could not list or a build-tree mark that is a link keeps no memo, and
 with the index switched off (``BUILDPORT_FILE_INDEX=0``) there are none. A run
 reading stdin, writing files or with ``--debug`` keeps none either; nor one whose
@@ -42,8 +42,8 @@ import sys
 from contextlib import contextmanager
 from typing import IO, Any, Iterator
 
-from buildport.atomic import keep_newest, read_json, write_json
-from buildport.fileindex import FileIndex, folder_stamp, stamp
+from buildport.cache.atomic import keep_newest, read_json, write_json
+from buildport.cache.fileindex import FileIndex, folder_stamp, stamp
 
 #: The layout of a memo; bumped when it changes.
 FORMAT = 1
@@ -87,7 +87,7 @@ class Trail:
 
     def file(self, path: str, info: os.stat_result, stamped: str | None = None) -> None:
         """A file found by the walk, with its ``os.lstat`` taken before it was read (``stamped``: its
-        :func:`~buildport.fileindex.stamp`, if taken already)."""
+        :func:`~buildport.cache.fileindex.stamp`, if taken already)."""
         self._add(FILE_ENTRY, path, stamped or stamp(info), info)
 
     def path(self, path: str) -> None:

@@ -1,6 +1,6 @@
 """What the build tools answer when migrate asks them which sources a build compiles.
 
-:mod:`buildport.dryrun` asks make (its dry run), :mod:`buildport.cmakeapi` asks CMake (its File API after a
+:mod:`buildport.migrate.dryrun` asks make (its dry run), :mod:`buildport.migrate.cmakeapi` asks CMake (its File API after a
 configure). Both ask in a scratch copy of the project; this module holds what they share: the answer for one
 build file, its paths moved from the copy back into the project, and a command run in its own process group
 that is killed with everything it started when its time is up.

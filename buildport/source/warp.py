@@ -1,7 +1,7 @@
 """Matchers for warp-width assumptions: literal 32s, 32-bit lane masks, shuffle widths.
 
-A mix-in of :class:`~buildport.sourcematch.Matcher`: each method looks at one
-token and its bounded neighbourhood in a :class:`~buildport.sourceseq.Seq` and
+A mix-in of :class:`~buildport.source.match.Matcher`: each method looks at one
+token and its bounded neighbourhood in a :class:`~buildport.source.seq.Seq` and
 reports through :meth:`WarpRules.add`. A literal counts only where it is the
 operand of lane arithmetic (``threadIdx.x % 32``, ``lane & 31``, ``tid < 32``),
 a shuffle's width or offset, the bound of a loop around a shuffle, or the value of
@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable
 
 from buildport.rules.source_rules import MASK_RESULT, WARP_INTRINSICS, WARP_MASK_FIRST_ARG
-from buildport.sourcelex import IDENT, NUMBER, int_value, is_64bit_literal
-from buildport.sourceseq import LOOKAROUND, Seq, Span
+from buildport.source.lex import IDENT, NUMBER, int_value, is_64bit_literal
+from buildport.source.seq import LOOKAROUND, Seq, Span
 
 COMPARE_OPS: dict[str, Callable[[int, int], bool]] = {
     "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,

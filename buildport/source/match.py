@@ -3,7 +3,7 @@
 One pass over the tokens dispatches on identifier text (tables from
 :mod:`buildport.rules.source_rules`), on the few integer literals that can be a
 warp width, and on ``<<<``. Each handler looks at a bounded neighbourhood through
-:class:`~buildport.sourceseq.Seq`, so comments, strings and ``float buf[32]``
+:class:`~buildport.source.seq.Seq`, so comments, strings and ``float buf[32]``
 never reach it and the scan stays linear.
 """
 
@@ -19,9 +19,9 @@ from buildport.rules.source_rules import (
     API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, CUDA_HEADER_MACROS, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC,
     WARP_INTRINSICS,
 )
-from buildport.sourcelex import CONDITIONALS, IDENT, NUMBER, STRING, int_value
-from buildport.sourceseq import LOOKAROUND, Seq, Span
-from buildport.sourcewarp import COMPARE_OPS, WARP_LITERALS, WarpRules
+from buildport.source.lex import CONDITIONALS, IDENT, NUMBER, STRING, int_value
+from buildport.source.seq import LOOKAROUND, Seq, Span
+from buildport.source.warp import COMPARE_OPS, WARP_LITERALS, WarpRules
 
 
 class Hit(NamedTuple):

@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Iterator
 
-from buildport.nvcc import Translation, translate
+from buildport.passes.nvcc import Translation, translate
 
 _REF = re.compile(r"\$(?P<kind>ENV|CACHE)?\{(?P<name>[A-Za-z0-9_./+-]+)\}")
 

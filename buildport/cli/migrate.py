@@ -13,15 +13,15 @@ import click
 from buildport import config as project_config
 from buildport.config import Config, ConfigError
 from buildport.findings import Severity
-from buildport.hipify import ENGINE_TIMEOUT, EngineMissing, find_engine
-from buildport.migrate import (
+from buildport.source.hipify import ENGINE_TIMEOUT, EngineMissing, find_engine
+from buildport.migrate.plan import (
     ASK_ALL, JOURNAL, MigrationError, Plan, apply, apply_renames, check_engine, completed, copy_tree,
     finish_interrupted, git_state, half_made, make_plan, outside, renames, reports,
 )
 from buildport.options import Options
 from buildport.pipeline.ignore import Ignore
 from buildport.rules import ruleset
-from buildport.sources import inside
+from buildport.source.references import inside
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError
 
@@ -224,7 +224,7 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
         click.echo(f"  {'not referenced':18} {plan.relative(path)}")
     for away, named_in, line in outside(plan):
         click.echo(f"  {'outside, not done':18} {away} (named in {named_in}:{line})")
-    from buildport.linediff import unified  # only a dry run prints diffs
+    from buildport.report.linediff import unified  # only a dry run prints diffs
 
     for change in plan.changes:
         name = plan.relative(change.path)

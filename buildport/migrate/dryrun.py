@@ -5,7 +5,7 @@ computed object lists, included fragments, conditionals). ``make -n -B`` prints 
 would run, resolved as make resolves it, without running it. It runs in a scratch copy of the project
 (make still remakes included makefiles and dependency files, and runs ``$(shell ...)``), with an ``nvcc``
 first on PATH that runs nothing (a Makefile may ask it for its version). The sources the printed commands
-name are what the build compiles; :mod:`buildport.migrate` adds those the static reading missed and says
+name are what the build compiles; :mod:`buildport.migrate.plan` adds those the static reading missed and says
 which way each was found.
 """
 
@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildport.asking import Answer, in_project, run_group, tool_environment
+from buildport.migrate.asking import Answer, in_project, run_group, tool_environment
 
 #: What a compile command names as its input.
 COMPILED_SUFFIXES = (".cu", ".c", ".cpp", ".cc", ".cxx", ".C")

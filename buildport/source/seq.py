@@ -12,7 +12,7 @@ import bisect
 from collections.abc import Iterator
 from itertools import compress
 
-from buildport.sourcelex import IDENT, NUMBER, PUNCT, TokenList
+from buildport.source.lex import IDENT, NUMBER, PUNCT, TokenList
 
 LOOKAROUND = 256  # the most tokens a matcher walks from the token it starts at
 NULL_STREAM = frozenset(("0", "0L", "0l", "0u", "0U", "NULL", "nullptr"))

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildport.hipify import EngineMissing, find_engine
+from buildport.source.hipify import EngineMissing, find_engine
 
 #: The substitution functions of the default mode (hipify-perl's -roc and -experimental ones are not used
 #: by ``migrate``), and the warning lists of names it has no HIP name for.

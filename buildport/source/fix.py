@@ -103,7 +103,7 @@ from buildport.rules.source_rules import (
     WARP_BARRIER,
     WARP_SYNC_SINCE,
 )
-from buildport.sourcelex import CONDITIONALS, HEADER, IDENT, NUMBER, PUNCT, Directive, Lexed, lex
+from buildport.source.lex import CONDITIONALS, HEADER, IDENT, NUMBER, PUNCT, Directive, Lexed, lex
 from buildport.textio import spliced
 
 #: Fix id → what it did, as MIGRATION.md says it (after the count).

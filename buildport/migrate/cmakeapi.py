@@ -6,7 +6,7 @@ After a configure, CMake's File API answers exactly: the codemodel lists every t
 language each compiles as, and its include folders. The project is configured in a scratch copy (a
 configure may write into its source tree), with the CUDA compiler CMake finds itself: without one, a
 project of the CUDA language does not configure, and the static reading stands alone.
-:mod:`buildport.migrate` adds the sources the static reading missed and says which way each was found.
+:mod:`buildport.migrate.plan` adds the sources the static reading missed and says which way each was found.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildport.asking import Answer, in_project, run_group, tool_environment
-from buildport.dryrun import copy_project
+from buildport.migrate.asking import Answer, in_project, run_group, tool_environment
+from buildport.migrate.dryrun import copy_project
 
 #: The languages whose sources are converted.
 COMPILED_LANGUAGES = frozenset({"CUDA", "CXX", "C"})

@@ -25,7 +25,7 @@ from buildport.rules.arch import DEFAULT_OFFLOAD_ARCH
 
 if TYPE_CHECKING:  # the engine and its passes load only when a command runs (fast --version and --help)
     from buildport.audit import AuditReport
-    from buildport.cache import Cache
+    from buildport.cache.store import Cache
     from buildport.config import Config
     from buildport.pipeline.ignore import Ignore
     from buildport.findings import Finding
@@ -190,7 +190,7 @@ def _open_cache(cache_dir: Path | None, no_cache: bool) -> Cache | None:
     if no_cache:
         os.environ["BUILDPORT_PARSER_CACHE"] = "0"
         return None
-    from buildport.cache import Cache, default_dir
+    from buildport.cache.store import Cache, default_dir
 
     if cache_dir is not None:
         os.environ["BUILDPORT_PARSER_CACHE"] = str(cache_dir / "parsers")
@@ -198,13 +198,13 @@ def _open_cache(cache_dir: Path | None, no_cache: bool) -> Cache | None:
 
 
 def _replayed(cache: Cache | None, command: str, options: dict[str, Any]) -> AbstractContextManager[None]:
-    """Where the run may be a replay of an earlier one (see :mod:`buildport.replay`): a run that
+    """Where the run may be a replay of an earlier one (see :mod:`buildport.cache.replay`): a run that
     writes nothing, with the cache and its file index in use and without ``--debug``."""
-    from buildport import replay
+    from buildport.cache import replay
 
     if cache is None or cache.files is None or click.get_current_context().meta.get(_DEBUG) or not replay.enabled():
         return nullcontext()
-    from buildport.cache import rules_fingerprint
+    from buildport.cache.store import rules_fingerprint
 
     key = replay.key_of(rules_fingerprint(), command, options)
     return replay.session(replay.Memos(cache.root / replay.FOLDER), key, cache.files)
@@ -340,7 +340,7 @@ def cmake(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, 
 
 def _within(path: str, roots: list[str]) -> bool:
     """Whether ``path`` is below one of the folders ``roots`` (both resolved)."""
-    from buildport.sources import inside
+    from buildport.source.references import inside
 
     return any(inside(Path(path), Path(root)) for root in roots)
 
@@ -427,7 +427,7 @@ def _diff_names(path: str) -> tuple[str, str]:
 
 
 def _unified(path: str, old: str, new: str, regions: list[Region] | None) -> str:
-    from buildport.linediff import unified
+    from buildport.report.linediff import unified
 
     a, b = _diff_names(path)
     out = []
@@ -522,7 +522,7 @@ def _color_wanted() -> bool:
 
 def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: bool | None, verbosity: int = 0) -> None:
     from buildport.findings import Severity
-    from buildport.report import render_github, render_json, render_sarif, render_text
+    from buildport.report.render import render_github, render_json, render_sarif, render_text
 
     if output_format == "json":
         click.echo(render_json(report), nl=False)
@@ -582,7 +582,7 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
     build compiles could not be converted (listed in MIGRATION.md), 2 the migration
     could not be done (nothing was written).
     """
-    from buildport.migrate_cli import run_migration
+    from buildport.cli.migrate import run_migration
 
     config = _configured([directory], config_file)
     sys.exit(run_migration(directory, out, in_place, force, dry_run, offload_arch, hipify, rename_sources,

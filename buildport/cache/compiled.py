@@ -6,7 +6,7 @@ of a second, paid again by every process that reads a Makefile (each worker of
 a ``--jobs`` run). What ``re`` makes of a pattern is a program, a list of
 integers, that ``_sre.compile`` turns into a pattern object in microseconds.
 :func:`pattern` keeps that program in the parser cache
-(:func:`buildport.grammars.cached_json`), in a JSON file named by a hash of the
+(:func:`buildport.syntax.grammars.cached_json`), in a JSON file named by a hash of the
 pattern, its flags and the interpreter (its version and ``_sre.MAGIC``, the
 version of the program format; Lark's too, as for everything in that cache), and
 builds the pattern from it when found.
@@ -24,7 +24,7 @@ import importlib
 import re
 from typing import Any
 
-from buildport.grammars import cached_json
+from buildport.syntax.grammars import cached_json
 
 _sre: Any
 _compiler: Any

@@ -15,7 +15,7 @@ by path with the hash of their bytes in one file per kind of work and options
 up without hashing.
 
 Beside these, a run that writes nothing keeps a memo of its whole output in
-``runs/`` (see :mod:`buildport.replay`).
+``runs/`` (see :mod:`buildport.cache.replay`).
 
 The cache is bounded: after a run that wrote entries, the least recently used
 ones are deleted until it holds at most ``BUILDPORT_CACHE_MAX_MB`` megabytes
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from buildport import __version__
-from buildport.atomic import TEMPORARY_PREFIX, is_entry, keep_newest, read_json, write_json
-from buildport.fileindex import FileIndex, enabled as file_index_enabled
+from buildport.cache.atomic import TEMPORARY_PREFIX, is_entry, keep_newest, read_json, write_json
+from buildport.cache.fileindex import FileIndex, enabled as file_index_enabled
 
 if TYPE_CHECKING:
     from buildport.result import Region, Result
@@ -101,7 +101,7 @@ def code_fingerprint() -> str:
     """
     global _fingerprint
     if _fingerprint is None:
-        package = Path(__file__).resolve().parent
+        package = Path(__file__).resolve().parent.parent
         h = hashlib.sha256(f"{__version__}\0{FORMAT}".encode())
         checkout_grammars = package.parent / "grammars"
         for top in (package, *([checkout_grammars] if checkout_grammars.is_dir() else [])):
@@ -154,7 +154,7 @@ class Cache:
         self._clean: dict[str, dict[str, str]] = {}
         self._new_clean: dict[str, dict[str, str]] = {}
         self._folders: set[str] | None = None  # the two-digit folders present when first read
-        #: What earlier runs read of each file (see buildport.fileindex); None when switched off.
+        #: What earlier runs read of each file (see buildport.cache.fileindex); None when switched off.
         self.files = FileIndex(root, rules_fingerprint()) if file_index_enabled() else None
         if max_bytes is None:
             try:

@@ -1,0 +1,1 @@
+"""`buildport migrate`: the plan, asking the build what it compiles, applying the plan, the reports."""

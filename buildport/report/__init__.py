@@ -1,0 +1,1 @@
+"""Rendering what a run found: text, JSON, SARIF, GitHub annotations, unified diffs."""
