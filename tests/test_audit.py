@@ -333,7 +333,7 @@ _LINES = st.lists(st.text(alphabet="ab( )$\n", max_size=12), max_size=7)
 @settings(max_examples=400, deadline=None)
 @given(_LINES, _LINES)
 def test_line_pairing_with_bounds_picks_what_every_ratio_picks(old: list[str], new: list[str]) -> None:
-    from buildport.audit import _pair
+    from buildport.audit.residue import _pair
 
     assert list(_pair(old, 0, len(old), new, 0, len(new))) == _pair_by_every_ratio(old, 0, len(old), new, 0, len(new))
 

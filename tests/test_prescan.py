@@ -168,7 +168,7 @@ RESIDUE_SAMPLES = [
 
 @pytest.mark.parametrize("sample", RESIDUE_SAMPLES)
 def test_every_residue_pattern_needs_a_hint_word(sample: str) -> None:
-    from buildport.audit import _residue_hits
+    from buildport.audit.residue import _residue_hits
     from buildport.prescan import may_have_residue
 
     assert list(_residue_hits(sample)), "the sample must be a residue hit"
@@ -219,7 +219,7 @@ def test_link_names_are_residue_hints() -> None:
     or p.name == "CMakeLists.txt"
 ), ids=lambda p: str(p.relative_to(ROOT)))  # fmt: skip
 def test_no_fixture_with_residue_is_skipped(path: Path) -> None:
-    from buildport.audit import _residue_hits, code_only
+    from buildport.audit.residue import _residue_hits, code_only
     from buildport.prescan import may_have_residue
 
     text = path.read_bytes().decode("utf-8", "surrogateescape")
@@ -257,7 +257,7 @@ def _reference_residue_hits(code: str) -> list[tuple[str, int, str]]:
     "sm_80", "nvcc", "CUDA::", "lib", "$(", "CUDA_PATH", ")", "\t", "_CUDA",
 ]), max_size=16))  # fmt: skip
 def test_the_residue_search_finds_what_the_plain_one_finds(parts: list[str]) -> None:
-    from buildport.audit import _residue_hits
+    from buildport.audit.residue import _residue_hits
 
     code = "".join(parts)
     assert list(_residue_hits(code)) == _reference_residue_hits(code)
@@ -268,7 +268,7 @@ def test_the_residue_search_finds_what_the_plain_one_finds(parts: list[str]) -> 
     for p in (ROOT / base).rglob("*") if p.is_file() and p.suffix != ".txt"
 ), ids=lambda p: str(p.relative_to(ROOT)))  # fmt: skip
 def test_the_residue_search_agrees_on_every_fixture(path: Path) -> None:
-    from buildport.audit import _residue_hits
+    from buildport.audit.residue import _residue_hits
 
     text = path.read_bytes().decode("utf-8", "surrogateescape")
     assert list(_residue_hits(text)) == _reference_residue_hits(text)
