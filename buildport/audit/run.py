@@ -229,7 +229,7 @@ def _makefile_facts(
                 key = cache.key("audit-make-facts", "", "", [[paths[j], makefiles[j][1].digest] for j in members])
                 scoped = _stored_scope(cache.get(key), members)
             if scoped is None:
-                from buildport.passes.make_facts import combine, file_facts
+                from buildport.passes.make_facts import file_facts, scope_facts
                 from buildport.syntax.make import parse_make
 
                 for j in members:
@@ -238,9 +238,8 @@ def _makefile_facts(
                             parts[j] = file_facts(parse_make(makefiles[j][1].text, paths[j]))
                         except (InputError, ParseError):
                             parts[j] = None  # reported when it is audited
-                facts = MakeFacts()
-                combine(facts, [part for j in members if (part := parts[j]) is not None])
-                changed = {j for j in members if facts != _alone(parts[j])}
+                facts = scope_facts(parts[j] for j in members)
+                changed = {j for j in members if facts != scope_facts([parts[j]])}
                 scoped = facts, changed
                 if cache is not None and key is not None:
                     cache.put(key, [*facts.as_json(), [members.index(j) for j in sorted(changed)]])
@@ -258,15 +257,6 @@ def _stored_scope(stored: Any, members: list[int]) -> tuple[MakeFacts, set[int]]
         return MakeFacts.from_json(data), {members[k] for k in changed}
     except (TypeError, ValueError, IndexError):
         return None
-
-
-def _alone(part: FileFacts | None) -> MakeFacts:
-    """The facts a Makefile's port reads when the file is read alone (see :func:`buildport.engine.port_make`)."""
-    from buildport.passes.make_facts import combine
-
-    facts = MakeFacts()
-    combine(facts, [part] if part is not None else [])
-    return facts
 
 
 def _audit_keys() -> dict[str, Keys]:

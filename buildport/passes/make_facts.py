@@ -13,7 +13,7 @@ and ``foo-hip``) are ported each with its own facts, as if alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from buildport.passes.includes import scopes
@@ -197,6 +197,14 @@ def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
                 pending.append(used)
 
 
+def scope_facts(parts: Iterable[FileFacts | None]) -> MakeFacts:
+    """The facts the files of one scope (the files make reads together) give each of them: their parts
+    combined, in order; None for a file that could not be read."""
+    facts = MakeFacts()
+    combine(facts, [part for part in parts if part is not None])
+    return facts
+
+
 def scoped_facts(parts: Sequence[FileFacts | None], includes: Sequence[Sequence[int]]) -> list[MakeFacts]:
     """Each file's :class:`MakeFacts`: the parts of its :func:`scopes` combined. Files whose facts are
     equal share one object (most files of a tree say nothing of CUDA: the default facts), so that
@@ -208,8 +216,7 @@ def scoped_facts(parts: Sequence[FileFacts | None], includes: Sequence[Sequence[
     for scope in scopes(includes):
         facts = made.get(scope)
         if facts is None:
-            facts = MakeFacts()
-            combine(facts, [part for j in sorted(scope) if (part := parts[j]) is not None])
+            facts = scope_facts([parts[j] for j in sorted(scope)])
             facts = made[scope] = equal.setdefault(repr(facts.as_json()), facts)
         out.append(facts)
     return out
