@@ -431,3 +431,20 @@ def test_nvtx_includes_become_definitions_of_what_rocm_lacks() -> None:
     # more of NVTX than the definitions give: left to the finding
     attributes = "#include <nvToolsExt.h>\nvoid g() { nvtxEventAttributes_t e = {0}; nvtxRangePushEx(&e); }\n"
     assert port_source(attributes, "b.cpp", (5, 2)) == (attributes, {})
+
+
+def test_a_namespace_of_the_project_named_like_cub_gets_its_name_back() -> None:
+    """GPUSPH: hipify reads `using namespace cubounds` as `using namespace cub` followed by `ounds`."""
+    text = ("using namespace hipcub;\n"  # CUB's own, as hipify writes it: kept
+            "using namespace hipcubounds;\n"
+            "using  namespace\thipcub_helpers; // using namespace hipcubic\n"
+            'const char* s = "using namespace hipcubounds";\n'
+            "namespace hipcubx { }\n")  # declared so: not hipify's doing, and not a using-directive
+    new, fixes = port_source(text)
+    assert fixes == {"cub_namespace": 2}
+    assert new == ("using namespace hipcub;\n"
+                   "using namespace cubounds;\n"
+                   "using  namespace\tcub_helpers; // using namespace hipcubic\n"
+                   'const char* s = "using namespace hipcubounds";\n'
+                   "namespace hipcubx { }\n")
+    assert port_source(new) == (new, {})

@@ -67,6 +67,10 @@ preprocessor lines change, never comments or strings.
   host pass too, and a host function called there does not match; HIP defines no ``__CUDA_ARCH__``
   either, so the functions were host-only in both passes. For HIP the macro becomes ``__host__
   __device__`` in both passes (``#if defined(__HIPCC__) || (...)``); a host compiler still gets nothing.
+* ``cub_namespace``: hipify turns ``using namespace cub`` into ``using namespace hipcub`` without
+  looking at where the name ends, so a namespace of the project's own whose name begins with ``cub``
+  (GPUSPH's ``using namespace cubounds``) becomes one that does not exist (``hipcubounds``). hipCUB has no
+  namespace but ``hipcub``: a ``using namespace hipcub…`` of a longer name gets its own name back.
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -112,6 +116,8 @@ FIXES: dict[str, str] = {
     "headers": "includes of headers ROCm does not install made includes of those it does (`<builtin_types.h>`)",
     "runtime_include": "`#include \"hip/hip_runtime.h\"` added (nvcc includes the runtime in a .cu file itself)",
     "callback_macro": "`CUDART_CB` dropped (a callback's calling convention; HIP has none)",
+    "cub_namespace": "`using namespace` of the project's own namespaces named `cub…` put back (hipify made "
+                     "`using namespace cubounds` `using namespace hipcubounds`)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
     "warp_sync": "warp `*_sync` shuffles, and votes over the whole warp, made the forms this ROCm has "
@@ -782,6 +788,18 @@ def _registers(text: str, lexed: Lexed) -> list[Edit]:
     return _dropped(text, lexed, frozenset({"register"}))
 
 
+def _cub_namespaces(text: str, lexed: Lexed) -> list[Edit]:
+    """Each ``using namespace hipcubNAME`` (code, not a comment or string) given back its ``cubNAME``."""
+    kinds, texts, starts = lexed.code.kinds, lexed.code.texts, lexed.code.starts
+    edits: list[Edit] = []
+    for i in range(2, len(texts)):
+        word = texts[i]
+        if (kinds[i] == IDENT and len(word) > len("hipcub") and word.startswith("hipcub")
+                and texts[i - 1] == "namespace" and texts[i - 2] == "using"):
+            edits.append((starts[i], starts[i] + len("hip"), ""))
+    return edits
+
+
 def _callback_macros(text: str, lexed: Lexed) -> list[Edit]:
     """Each ``CUDART_CB`` / ``CUDA_CB`` of the code, with the blanks after it, unless the file defines it."""
     return _dropped(text, lexed, _CALLBACK_MACROS - lexed.defined())
@@ -809,6 +827,7 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "headers": (_headers, lambda text: "cub/" in text or any(name in text for name in HEADER_RENAMES)),
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
+    "cub_namespace": (_cub_namespaces, lambda text: "namespace hipcub" in text or "namespace\thipcub" in text),
     "struct_typedef": (_struct_typedefs, lambda text: any(name in text for name in TYPEDEF_NOT_TAG)),
     "launch_spacing": (_launch_spacing, lambda text: "<< <" in text or "<<\t<" in text),
     "hip_defines": (_hip_defines, lambda text: "__device__" in text and any(n in text for n in HIP_DEFINED_DEVICE_FUNCTIONS)),
