@@ -448,3 +448,22 @@ def test_a_namespace_of_the_project_named_like_cub_gets_its_name_back() -> None:
                    'const char* s = "using namespace hipcubounds";\n'
                    "namespace hipcubx { }\n")
     assert port_source(new) == (new, {})
+
+
+def test_pointers_hip_takes_as_void_only_are_cast_in_cpp() -> None:
+    """HeCBench's mallocFree: `cudaHostAlloc(&Ad, size, flags)` with `int *Ad` compiles with nvcc (a template
+    overload) and not against HIP's `hipHostAlloc(void**, ...)`."""
+    text = ("int *a; float *b; void *c;\n"
+            "hipHostAlloc(&a, n, hipHostMallocMapped);\n"
+            "hipHostGetDevicePointer(&b, a, 0);\n"
+            "hipMallocPitch(&arr[i], &pitch, w, h);\n"
+            "hipHostAlloc((void**)&c, n, 0);\n"  # a cast already
+            "hipHostAlloc(reinterpret_cast<void **>(&c), n, 0);\n"
+            "// hipHostAlloc(&a, n, 0) in a comment\n")
+    new, fixes = port_source(text, "main.cpp")
+    assert fixes == {"void_pointer": 3}
+    assert new == text.replace("hipHostAlloc(&a,", "hipHostAlloc(reinterpret_cast<void**>(&a),", 1) \
+        .replace("(&b,", "(reinterpret_cast<void**>(&b),") \
+        .replace("(&arr[i],", "(reinterpret_cast<void**>(&arr[i]),")
+    assert port_source(new, "main.cpp") == (new, {})
+    assert port_source(text, "main.c") == (text, {})  # C converts any object pointer to and from void*

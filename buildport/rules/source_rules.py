@@ -715,6 +715,14 @@ KERNEL_POINTER_ARGUMENTS: Mapping[str, int] = MappingProxyType({
     "hipFuncGetAttributes": 1,
 })
 
+# HIP functions that return memory through a `void**` only, where CUDA's runtime header adds a template overload
+# for any `T**` (`cudaHostAlloc(&floats, n, flags)` compiles with nvcc; HIP 5.2 has templates for hipMalloc,
+# hipHostMalloc and hipMallocManaged, not for these: "no known conversion from 'int **' to 'void **'", HeCBench's
+# mallocFree): name -> the index of that argument, which buildport.source.fix casts to `void**` in C++ files.
+VOID_POINTER_ARGUMENTS: Mapping[str, int] = MappingProxyType({
+    "hipHostAlloc": 0, "hipHostGetDevicePointer": 0, "hipMallocPitch": 0,
+})
+
 # Device functions HIP's runtime header defines for these parameter types, which CUDA has not (float
 # atomicMin/atomicMax) or had not before sm_60 (double atomicAdd): a project's own definition conflicts with
 # HIP's ("static declaration of 'atomicMin' follows non-static declaration", InfiniTAM). buildport.source.fix

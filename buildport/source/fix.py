@@ -71,6 +71,10 @@ preprocessor lines change, never comments or strings.
   looking at where the name ends, so a namespace of the project's own whose name begins with ``cub``
   (GPUSPH's ``using namespace cubounds``) becomes one that does not exist (``hipcubounds``). hipCUB has no
   namespace but ``hipcub``: a ``using namespace hipcub…`` of a longer name gets its own name back.
+* ``void_pointer``: CUDA's runtime header adds a template overload of ``cudaHostAlloc``,
+  ``cudaHostGetDevicePointer`` and ``cudaMallocPitch`` for any ``T**``; HIP declares the three with a
+  ``void**`` only (:data:`~buildport.rules.source_rules.VOID_POINTER_ARGUMENTS`), which C++ does not
+  convert an ``int**`` to. In a C++ file, that argument is cast to ``void**`` (unless a cast is written).
 * ``register``: C++17 removed the ``register`` storage class; nvcc's host
   compiler (g++) only warns, clang (hipcc, CMake's HIP compiler) refuses it. The
   specifier has had no effect since C++11 and is optional in C, so it is dropped.
@@ -95,6 +99,7 @@ from buildport.rules.source_rules import (
     HIP_VECTOR_MEMBER_OPERATORS,
     HIP_VECTOR_TYPES,
     KERNEL_POINTER_ARGUMENTS,
+    VOID_POINTER_ARGUMENTS,
     MASK_FREE_SHUFFLES,
     NVTX_DEFINITIONS,
     NVTX_HEADER,
@@ -118,6 +123,8 @@ FIXES: dict[str, str] = {
     "callback_macro": "`CUDART_CB` dropped (a callback's calling convention; HIP has none)",
     "cub_namespace": "`using namespace` of the project's own namespaces named `cub…` put back (hipify made "
                      "`using namespace cubounds` `using namespace hipcubounds`)",
+    "void_pointer": "pointers given to `hipHostAlloc`, `hipHostGetDevicePointer` and `hipMallocPitch` cast to "
+                    "`void**` (CUDA has a template overload for any pointer; HIP has not)",
     "register": "`register` specifiers dropped (C++17 removed them; clang refuses them)",
     "c_defaults": "arguments C++ defaults and C does not written in (`hipHostMalloc(&p, n, hipHostMallocDefault)`)",
     "warp_sync": "warp `*_sync` shuffles, and votes over the whole warp, made the forms this ROCm has "
@@ -146,7 +153,7 @@ FIXES: dict[str, str] = {
 }
 
 #: Fixes made of more than one edit each (a launch: its opening and its closing).
-_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "hip_defines": 2, "vector_operators": 2,
+_EDITS_PER_FIX = {"launch_spacing": 2, "kernel_pointer": 2, "void_pointer": 2, "hip_defines": 2, "vector_operators": 2,
                   "intrinsic_casts": 2, "device_pass_macros": 3}
 
 _NAMED = tuple(name for name, instead in CUDA_HEADER_MACROS.items() if instead)
@@ -172,6 +179,8 @@ def port_source(text: str, path: str = "", hip_version: tuple[int, int] | None =
         wanted.append(("c_defaults", _c_defaults))
     if not path.endswith(".c") and any(name in text for name in KERNEL_POINTER_ARGUMENTS):
         wanted.append(("kernel_pointer", _kernel_pointers))
+    if not path.endswith(".c") and any(name in text for name in VOID_POINTER_ARGUMENTS):
+        wanted.append(("void_pointer", _void_pointers))
     if hip_version is not None and "DeviceProp" in text and any(name in text for name in PROP_MEMBERS):
         version = hip_version
         wanted.append(("prop_members", lambda text, lexed: _prop_members(text, lexed, version)))
@@ -269,6 +278,24 @@ def _kernel_pointers(text: str, lexed: Lexed) -> list[Edit]:
                 or texts[first] == "(" or "#" in text[starts[i + 1] : starts[arguments[-1][1]]]:
             continue  # a cast already, a choice of kernels, a directive among the tokens: left to a person
         edits.append((starts[first], starts[first], "reinterpret_cast<const void*>("))
+        edits.append((starts[end - 1] + len(texts[end - 1]), starts[end - 1] + len(texts[end - 1]), ")"))
+    return edits
+
+
+def _void_pointers(text: str, lexed: Lexed) -> list[Edit]:
+    """The pointer argument of each call of :data:`VOID_POINTER_ARGUMENTS`, cast to ``void**`` (unless it
+    begins with a cast or a parenthesis, or a directive stands among the call's tokens)."""
+    code = lexed.code
+    texts, starts = code.texts, code.starts
+    edits: list[Edit] = []
+    for i, at, arguments in _calls(lexed, VOID_POINTER_ARGUMENTS):
+        if len(arguments) <= at:
+            continue
+        first, end = arguments[at]
+        if texts[first] == "(" or any(t in _CAST_WORDS for t in texts[first:end]) \
+                or "#" in text[starts[i + 1] : starts[arguments[-1][1]]]:
+            continue  # a cast already (`(void**)&p`), or a directive among the tokens: left as it is
+        edits.append((starts[first], starts[first], "reinterpret_cast<void**>("))
         edits.append((starts[end - 1] + len(texts[end - 1]), starts[end - 1] + len(texts[end - 1]), ")"))
     return edits
 
@@ -837,5 +864,5 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "intrinsic_casts": (_intrinsic_casts, lambda text: "__ffs" in text),
     "device_pass_macros": (_device_pass_macros, lambda text: "__CUDA_ARCH__" in text and "__device__" in text),
 }
-assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "own_headers",
+assert set(_FINDERS) | {"runtime_include", "c_defaults", "warp_sync", "kernel_pointer", "void_pointer", "own_headers",
                         "prop_members"} == set(FIXES)
