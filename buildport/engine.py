@@ -143,7 +143,7 @@ def port_make(
     new = spliced(text, merged) if merged else text
     head = make.prelude(ctx, new) if new != text else ""  # an unchanged file needs no toolchain variables
     if head:
-        origin, after_root = make.prelude_offset(tree)
+        origin, after_root = make.prelude_offset(tree, facts.own_roots)
         at = _shifted(origin, merged)
         newline = "\r\n" if "\r\n" in text else "\n"
         block = head.replace("\n", newline) + newline

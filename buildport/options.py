@@ -37,13 +37,17 @@ class MakeFacts:
     arch_vars: set[str] = field(default_factory=set)
     flag_vars: set[str] = field(default_factory=set)
     host_links: bool = False
+    #: variables named like a CUDA root (``CUDA_PATH``) that the project sets to a folder of its own
+    #: (``CUDA_PATH = device``) and nowhere to a CUDA install: left as they are
+    own_roots: set[str] = field(default_factory=set)
 
     def as_json(self) -> list[object]:
         """The facts as canonical JSON data (the sets sorted): part of cache keys, and kept in the cache."""
-        return [sorted(self.compiler_vars), sorted(self.arch_vars), sorted(self.flag_vars), self.host_links]
+        return [sorted(self.compiler_vars), sorted(self.arch_vars), sorted(self.flag_vars), self.host_links,
+                sorted(self.own_roots)]
 
     @classmethod
     def from_json(cls, data: Any) -> "MakeFacts":
         """The facts :meth:`as_json` gave; raises ``TypeError`` or ``ValueError`` on malformed data."""
-        compilers, archs, flags, host_links = data
-        return cls(set(compilers), set(archs), set(flags), bool(host_links))
+        compilers, archs, flags, host_links, own_roots = data
+        return cls(set(compilers), set(archs), set(flags), bool(host_links), set(own_roots))

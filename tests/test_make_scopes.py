@@ -161,9 +161,10 @@ def test_kept_scope_facts_that_are_malformed_are_a_miss() -> None:
     from buildport.audit.run import _stored_scope
 
     members = [3, 7]
-    assert _stored_scope([["NVCC", "CUDA_CC"], [], ["GPU_FLAGS"], False, [1]], members) == (
-        MakeFacts({"NVCC", "CUDA_CC"}, set(), {"GPU_FLAGS"}, False), {7})
-    for stored in (None, [], [["NVCC"], [], [], False], [["NVCC"], [], [], False, [5]], [1, 2, 3, 4, 5], "x"):
+    assert _stored_scope([["NVCC", "CUDA_CC"], [], ["GPU_FLAGS"], False, ["CUDA_PATH"], [1]], members) == (
+        MakeFacts({"NVCC", "CUDA_CC"}, set(), {"GPU_FLAGS"}, False, {"CUDA_PATH"}), {7})
+    for stored in (None, [], [["NVCC"], [], [], False, []], [["NVCC"], [], [], False, [], [5]], [1, 2, 3, 4, 5, 6],
+                   [["NVCC"], [], [], False, [1]], "x"):
         assert _stored_scope(stored, members) is None
 
 

@@ -16,6 +16,7 @@ from buildport.findings import Finding, Severity
 from buildport.result import Result
 from buildport.rules import build_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
+from buildport.rules.make import ROOT_VARIABLES
 from buildport.report.linediff import line_blocks, lines, whole
 from buildport.audit.collect import CMAKE
 
@@ -193,7 +194,12 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: M
     # the line of offset ``at_line`` and where it starts: the hits come in order, so the text is read once
     line, at_line, line_start = 1, 0, 0
     kept: dict[tuple[int, str], bool] = {}  # (line, token) → whether the token is in the line's new text
+    own: set[str] | None = None  # root-named variables the file sets to folders of its own (read once asked)
     for rule, start, token in _residue_hits(code_only(text, kind)):
+        if rule == "build-cuda-path" and kind == "make" and token in ROOT_VARIABLES:
+            own = _own_roots(text) if own is None else own
+            if token in own:
+                continue  # the project's folder, which the port leaves as it is (and says so)
         newlines = text.count("\n", at_line, start)
         if newlines:
             line += newlines
@@ -221,6 +227,22 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: M
             out.append(Finding(path, line, col, rule, Severity.INFO, message, fixable=True,
                                replacement=new or ""))
     return out
+
+
+def _own_roots(text: str) -> set[str]:
+    """The variables named like a CUDA root that ``text`` sets to a folder of the project each time it sets
+    them (:func:`buildport.passes.make_facts.own_folder`)."""
+    from buildport.passes.make_facts import own_folder
+
+    values: dict[str, list[str]] = {}
+    for m in _ROOT_ASSIGNMENT.finditer(text):
+        if m.group(1) in ROOT_VARIABLES:
+            values.setdefault(m.group(1), []).append(m.group(2))
+    return {name for name, found in values.items() if all(own_folder(value) for value in found)}
+
+
+_ROOT_ASSIGNMENT = re.compile(r"^[ \t]*(?:(?:override|export|private)[ \t]+)*([A-Z_]+)[ \t]*(?::{1,3}=|[+?!]?=)"
+                              r"[ \t]*([^#\n]*)", re.M)
 
 
 def _residue_hits(code: str) -> Iterator[tuple[str, int, str]]:

@@ -288,6 +288,10 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
     name = line.variable
     if name in _OWN:
         return  # the HIP toolchain variables are already what they should be
+    if name in ctx.facts.own_roots:
+        ctx.report(line.start, "make-path", Severity.INFO,
+                   f"{name} names a folder of the project ({line.value_text.strip()}), not a CUDA install: left as it is")
+        return
     if name in ROOT_VARIABLES:
         value = line.value_text
         if ROOT_REF.search(value) or (ctx.root_defined and ctx.depth == 0 and not line.modifiers):
@@ -542,7 +546,7 @@ def _plain(ctx: MakeContext, span: Span | None) -> None:
 
 def _is_nvcc(ctx: MakeContext, word: str) -> bool:
     m = REFERENCE.match(word)
-    return bool(NVCC_WORD.match(root_paths(word))) or (m is not None and m.group(1) in ctx.facts.compiler_vars)
+    return bool(NVCC_WORD.match(root_paths(word, ctx.facts.own_roots))) or (m is not None and m.group(1) in ctx.facts.compiler_vars)
 
 
 def _names_gpu_compiler(word: str) -> bool:
@@ -739,7 +743,7 @@ def _word(ctx: MakeContext, word: str, command: bool, offset: int, flags: bool =
         ctx.report(offset, "make-arch", Severity.INFO, "per-architecture -gencode loop → $(HIP_ARCH_FLAGS)",
                    fixable=True, replacement=_HIP_ARCH)
         return _HIP_ARCH
-    new = root_paths(word)
+    new = root_paths(word, ctx.facts.own_roots)
     if "_CUDA" in new:
         for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
             new = new.replace(cuda, hip)

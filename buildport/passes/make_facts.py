@@ -13,7 +13,7 @@ and ``foo-hip``) are ported each with its own facts, as if alone.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from buildport.passes.includes import scopes
@@ -60,6 +60,9 @@ class FileFacts:
     link_programs: set[str] = field(default_factory=set)
     #: variable → the first word of its value(s), read only where a link command starts with a variable
     first_words: dict[str, set[str]] = field(default_factory=dict)
+    #: variables named like a CUDA root set to a folder of the project (:func:`own_folder`), and set otherwise
+    own_roots: set[str] = field(default_factory=set)
+    cuda_roots: set[str] = field(default_factory=set)
 
 
 def gather(tree: MakeFile, facts: MakeFacts) -> None:
@@ -78,6 +81,10 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
     text = tree.source
     scan = Prescan(text)
     out = FileFacts()
+    if _ROOT_MARK in text:
+        for _, variable, value in tree.variables().values():
+            if variable in ROOT_VARIABLES:
+                (out.own_roots if own_folder(value.of(text)) else out.cuda_roots).add(variable)
     # every assignment holds "=" (a file without one need not be outlined: its outline is a tuple a line)
     for start, end in tree.iter_spans(Assignment) if "=" in text else ():  # no line need be built
         hot = scan.hot(start, end)  # nvcc, hipcc or an architecture name in it
@@ -162,14 +169,30 @@ def _links_on_host(programs: set[str], first_words: dict[str, set[str]]) -> bool
     return False
 
 
+def own_folder(value: str) -> bool:
+    """Whether a CUDA root's value names a folder of the project rather than a CUDA install: one relative
+    path, made of no reference, whose last part is not named like an install (``device``, ``src/kernels``;
+    not ``/usr/local/cuda``, ``$(HOME)/cuda``, ``../cuda-12.2`` or nothing)."""
+    value = value.strip()
+    return _RELATIVE_WORD.fullmatch(value) is not None and _INSTALL_NAME.search(value) is None
+
+
+_RELATIVE_WORD = re.compile(r"[^\s$/~`'\"][^\s$`'\"]*")
+_INSTALL_NAME = re.compile(r"(?:^|/)(?:cuda|cudatoolkit|nvhpc|nvidia)[\w.+-]*/*$", re.I)
+
+
 def combine(facts: MakeFacts, files: list[FileFacts]) -> None:
     """Add what ``files`` say to ``facts``: compilers and architectures first, then the flag
     variables of every command that launches nvcc or a compiler variable of any of them, then
-    the variables those flag variables are made of."""
+    the variables those flag variables are made of. A CUDA root's name is the project's own where
+    every file that sets it sets it to a folder of the project."""
     for part in files:
         facts.compiler_vars |= part.compiler_vars
         facts.arch_vars |= part.arch_vars
         facts.host_links = facts.host_links or part.host_links
+        facts.own_roots |= part.own_roots
+    for part in files:
+        facts.own_roots -= part.cuda_roots
     if not facts.host_links:
         programs = {name for part in files for name in part.link_programs}
         if programs:
@@ -298,11 +321,13 @@ def _names_compiler(words: list[str]) -> bool:
 _LAUNCHERS = frozenset({"ccache", "sccache", "distcc", "time", "env", "nice"})
 
 
-def root_paths(word: str) -> str:
-    """``word`` with CUDA roots (variables and literal paths) made ROCM_PATH, and their sub-paths."""
+def root_paths(word: str, own: Collection[str] = ()) -> str:
+    """``word`` with CUDA roots (variables and literal paths) made ROCM_PATH, and their sub-paths; ``own``:
+    root-named variables of the project's own (:attr:`MakeFacts.own_roots`), left."""
     if _ROOT_MARK not in word and _LITERAL_MARK not in word and skipping():
         return word  # most words: neither pattern can match (tests/test_make_prescan.py checks the marks)
-    new = ROOT_REF.sub(lambda m: "$(ROCM_PATH)" if m.group(1) == "(" else "${ROCM_PATH}", word)
+    new = ROOT_REF.sub(lambda m: m.group(0) if m.group(2) in own else "$(ROCM_PATH)" if m.group(1) == "(" else "${ROCM_PATH}",
+                       word)
     new = CUDA_ROOT_LITERAL.sub("$(ROCM_PATH)", new)
     if new != word:
         for cuda, rocm in SUBPATHS.items():

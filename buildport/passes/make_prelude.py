@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from buildport.passes.make import MakeContext
 from buildport.passes.make_facts import ROOT_REF
@@ -95,19 +96,19 @@ def _defines(text: str, name: str) -> bool:
     return re.search(rf"^[ \t]*(?:(?:export|override)[ \t]+)*{name}[ \t]*(?:\?|:|::|\+|!)?=", text, re.M) is not None
 
 
-def prelude_offset(tree: MakeFile) -> tuple[int, bool]:
+def prelude_offset(tree: MakeFile, own: Collection[str] = ()) -> tuple[int, bool]:
     """Where the toolchain variables go, and whether that is right after the CUDA root's line.
 
-    After the first top-level assignment of a CUDA root (now ``ROCM_PATH ?=``);
-    otherwise before the first line that is not a comment or blank (the header
-    comment stays on top).
+    After the first top-level assignment of a CUDA root (now ``ROCM_PATH ?=``; not one of ``own``, the
+    root-named variables of the project's own folders); otherwise before the first line that is not a
+    comment or blank (the header comment stays on top).
     """
     depth = 0
-    roots = any(variable in ROOT_VARIABLES for _, variable, _ in tree.variables().values())
+    roots = any(variable in ROOT_VARIABLES and variable not in own for _, variable, _ in tree.variables().values())
     for line in tree.select(_NESTING_AND_ASSIGNMENTS) if roots else ():
         if isinstance(line, Conditional):
             depth += {"endif": -1, "else": 0}.get(line.directive, 1)
-        elif depth == 0 and isinstance(line, Assignment) and line.variable in ROOT_VARIABLES:
+        elif depth == 0 and isinstance(line, Assignment) and line.variable in ROOT_VARIABLES and line.variable not in own:
             if not ROOT_REF.search(line.value_text) and not line.is_target_specific:
                 return line.end, True
     for line in tree.select(SELECTABLE):  # the first line that is not a comment or blank

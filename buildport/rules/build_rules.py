@@ -138,8 +138,9 @@ RULES: tuple[BuildRule, ...] = (
     # --- make engine -------------------------------------------------------------------------
     BuildRule("make-compiler", "nvcc as the compiler", INFO, "make", "yes",
               "Recipes and compiler variables that run nvcc run `$(HIPCC)` instead.", "buildport.rules.make"),
-    BuildRule("make-path", "CUDA install root variable", INFO, "make", "yes",
-              "`CUDA_PATH`, `CUDA_HOME` and similar roots become `ROCM_PATH ?= /opt/rocm`.",
+    BuildRule("make-path", "CUDA install root variable", INFO, "make", "varies",
+              "`CUDA_PATH`, `CUDA_HOME` and similar roots become `ROCM_PATH ?= /opt/rocm`; one the project sets "
+              "to a folder of its own (`CUDA_PATH = device`) is left as it is, and said.",
               "ROCm installation layout"),
     BuildRule("make-arch", "NVIDIA architecture list", INFO, "make", "yes",
               "`SMS`-style architecture lists and per-architecture `-gencode` loops become AMD targets and "
