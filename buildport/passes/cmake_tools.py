@@ -53,12 +53,12 @@ def _find_program(ctx: Context, command: Command, found: dict[str, str]) -> None
         name = tool_name(value_of(leaf.value))
         if name is None or value_of(leaf.value) != name:
             continue
+        found[args[0].value] = name  # its uses are ported, or reported, as the tool's
         program = rocm_program(name)
         if program is None:
             ctx.report(leaf.start, "gpu-tool-unported", Severity.WARNING,
                        f"find_program({args[0].value} {name}): {BY_NAME[name][0].note}", "port its uses by hand")
             continue
-        found[args[0].value] = name
         new = leaf.value.replace(name, program)
         ctx.edits.replace(leaf, new)
         ctx.report(leaf.start, "gpu-tool", Severity.INFO, f"find_program({args[0].value} {name}) → {program}, "

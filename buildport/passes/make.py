@@ -423,10 +423,8 @@ def _separator_free(word: str) -> str:
 def _tool_call(ctx: MakeContext, spans: list[Span], words: list[str], name: str, literal: bool,
                value: bool = False) -> None:
     """Apply :func:`~buildport.passes.tools.port_call` to one call's words, and report it."""
-    ported = port_call(words, name, literal=literal, with_added=literal, value=value)
-    if literal:  # $(CUDA_PATH)/bin/nvprof: the root as every other word has it
-        rooted = root_paths(ported.words[0] or words[0])
-        ported.words[0] = None if rooted == words[0] else rooted
+    # $(CUDA_PATH)/bin/nvprof: the root as every other word has it
+    ported = port_call(words, name, literal=literal, with_added=literal, value=value, path=root_paths)
     for span, new in zip(spans, ported.words):
         if new is not None:
             _replace_word(ctx, span, new, spans[0].start - 1)

@@ -8,6 +8,7 @@ names stays.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from buildport.findings import Severity
@@ -42,13 +43,14 @@ def tool_name(word: str) -> str | None:
 
 
 def port_call(words: list[str], name: str, *, literal: bool = True, with_added: bool = True,
-              value: bool = False) -> ToolPort:
+              value: bool = False, path: Callable[[str], str] | None = None) -> ToolPort:
     """Port the call ``words`` of the tool ``name``: ``words[0]`` runs it, the rest up to the end of
     the shell command are its arguments (options, then the program it runs and that program's own).
 
     ``literal``: ``words[0]`` names the tool (else it is a variable that holds it, ported where it is
     set). ``with_added``: the words of the tool's mode go after the program word (else the variable
     holds them). ``value``: the words are a variable's value, whose uses may give the subcommand.
+    ``path``: what the language makes of a path in the program word (a CUDA root made ROCm's).
     """
     rows = BY_NAME[name]
     tool, sub = rows[-1], 0
@@ -60,7 +62,7 @@ def port_call(words: list[str], name: str, *, literal: bool = True, with_added: 
             tool, sub = row, 1
             break
     if value and len(words) == 1 and tool.subcommand == "*":  # NSYS = nsys: `$(NSYS) profile` where it runs
-        return _program_only(words, name, rows)
+        return _program_only(words, name, rows, path)
     head = " ".join(words[: sub + 1])
     new: list[str | None] = [None] * len(words)
     if tool.program is None:
@@ -105,6 +107,7 @@ def port_call(words: list[str], name: str, *, literal: bool = True, with_added: 
         m = TOOL_WORD.search(program)
         assert m is not None
         program = program[: m.start(1)] + tool.program
+        program = program if path is None else path(program)
     if sub:
         new[sub] = added
     elif with_added and added:
@@ -123,13 +126,15 @@ def rocm_program(name: str) -> str | None:
     return next((row.program for row in BY_NAME[name] if row.program is not None), None)
 
 
-def _program_only(words: list[str], name: str, rows: tuple[Tool, ...]) -> ToolPort:
+def _program_only(words: list[str], name: str, rows: tuple[Tool, ...],
+                  path: Callable[[str], str] | None) -> ToolPort:
     """A variable that names a tool whose uses give its subcommand: its program, renamed to the ROCm one."""
     tool = next(row for row in rows if row.program is not None)
     assert tool.program is not None
     m = TOOL_WORD.search(words[0])
     assert m is not None
     program = words[0][: m.start(1)] + tool.program
+    program = program if path is None else path(program)
     return ToolPort([program], [ToolNote(
         0, "gpu-tool", Severity.INFO, f"{words[0]} → {program}; where the variable runs `{name} {tool.subcommand}`, "
         f"the subcommand becomes {' '.join(tool.added)}", fixable=True, replacement=program)])

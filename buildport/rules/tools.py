@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+from buildport.passes.wordtrie import bounded_trie
+
 
 @dataclass(frozen=True, slots=True)
 class ToolOption:
@@ -138,6 +140,6 @@ TOOL_WORDS: tuple[str, ...] = tuple(BY_NAME)
 
 #: A tool's name where a word may run it: alone (after make's recipe prefixes), or at the end of a path.
 TOOL_WORD = re.compile(rf"(?:^[@+-]*|/)({'|'.join(re.escape(n) for n in sorted(BY_NAME, key=len, reverse=True))})$")
-#: Any tool name in a text (a quick test before a line's words are read).
-TOOL_HINT = re.compile(rf"(?<![\w-])(?:{'|'.join(re.escape(n) for n in sorted(BY_NAME, key=len, reverse=True))})"
-                       r"(?![\w-])")
+#: Any tool name in a text, as a word (a quick test before a line's words are read).
+_BOUNDARY = r"[\w-]"
+TOOL_HINT = re.compile(rf"(?:{bounded_trie(BY_NAME, _BOUNDARY)})(?!{_BOUNDARY})")
