@@ -188,6 +188,18 @@ def test_catalogue_covers_what_the_engines_report() -> None:
                     assert expected == "varies" or (expected == "yes") == f.fixable, (source, f)
 
 
+def test_a_tool_call_is_one_finding_the_residue_check_does_not_repeat() -> None:
+    text = "check: app\n\t/usr/local/cuda/bin/cuda-memcheck ./app\n\tcuda-gdb ./app\n"
+    audited = audit_text(text, "t", MAKE)
+    assert audited is not None
+    assert [(f.line, f.rule, f.fixable) for f in audited.findings] == [
+        (2, "gpu-tool-unported", False), (3, "gpu-tool", True)]
+    text = "add_test(NAME t COMMAND /usr/local/cuda/bin/compute-sanitizer $<TARGET_FILE:app>)\n"
+    audited = audit_text(text, "t", CMAKE)
+    assert audited is not None
+    assert [(f.rule, f.fixable) for f in audited.findings] == [("gpu-tool-unported", False)]
+
+
 def test_fixable_findings_carry_the_engine_replacement() -> None:
     text = "add_executable(a a.cpp)\ntarget_link_libraries(a CUDA::cublas)\n"
     audited = audit_text(text, "t", CMAKE)

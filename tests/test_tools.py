@@ -134,3 +134,18 @@ def test_a_mapped_option_the_mode_has_already_is_not_given_twice() -> None:
 ])  # fmt: skip
 def test_device_debug_makes_line_info_void(flags: str, wanted: str) -> None:
     assert port_make(f"debug: NVCCFLAGS += {flags}\n").text == f"debug: NVCCFLAGS += {wanted}\n"
+
+
+def test_an_option_without_its_value_leaves_the_call() -> None:
+    text = _recipe("nsys profile -o")
+    ported = port_make(text)
+    assert ported.text == text and [(f.rule, f.fixable) for f in ported.findings] == [("gpu-tool-option", False)]
+
+
+def test_a_cmake_variable_set_to_a_tool_is_ported_as_find_programs_is() -> None:
+    text = 'set(PROFILER nvprof CACHE STRING "profiler")\nadd_custom_target(p COMMAND ${PROFILER} ./app)\n'
+    assert port_cmake(text).text == ('set(PROFILER rocprof CACHE STRING "profiler")\n'
+                                     "add_custom_target(p COMMAND ${PROFILER} --stats ./app)\n")
+    text = "set(SANITIZER compute-sanitizer)\nadd_test(NAME t COMMAND ${SANITIZER} ./app)\n"
+    ported = port_cmake(text)
+    assert ported.text == text and [f.line for f in ported.findings if f.rule == "gpu-tool-unported"] == [1, 2]

@@ -397,7 +397,7 @@ class Names:
 
     def _argument(self, ctx: Context, arg: Leaf) -> None:
         text = ctx.edits.text_of(arg)
-        if arg.type == "BRACKET_ARG":
+        if arg.type == "BRACKET_ARG" or arg.start in ctx.facts.kept:
             return
         new = renamed(ctx, text, arg.start)
         if new != text:

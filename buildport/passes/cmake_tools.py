@@ -32,7 +32,7 @@ class ToolCommands:
     def run(self, ctx: Context) -> None:
         found: dict[str, str] = {}  # find_program's variable → the tool it found
         for command in ctx.cuda_commands():  # a tool's name is a rule word
-            if command.identifier == "find_program":
+            if command.identifier == "find_program" or _sets_a_program(command):
                 _find_program(ctx, command, found)
         # a variable's use need not name the tool (${PROFILER}): every command, once find_program found one
         for command in ctx.commands() if found else ctx.cuda_commands():
@@ -41,12 +41,19 @@ class ToolCommands:
                     _port(ctx, leaves, name, literal)
 
 
+def _sets_a_program(command: Command) -> bool:
+    """``set(PROFILER nvprof)`` (or ``set(NSYS nsys CACHE FILEPATH "...")``): a variable that names one program."""
+    args = command.arguments()
+    return command.identifier == "set" and len(args) >= 2 and (len(args) == 2 or args[2].value == "CACHE")
+
+
 def _find_program(ctx: Context, command: Command, found: dict[str, str]) -> None:
-    """``find_program(VAR nsys)`` → ``find_program(VAR rocprof)``: the variable's uses get the mode's words."""
+    """``find_program(VAR nsys)`` → ``find_program(VAR rocprof)``, and ``set(VAR nsys)`` alike: the variable's
+    uses get the mode's words."""
     args = command.arguments()
     if len(args) < 2:
         return
-    names = args[2:] if args[1].value == "NAMES" else args[1:2]
+    names = args[2:] if args[1].value == "NAMES" and command.identifier == "find_program" else args[1:2]
     for leaf in names:
         if leaf.value in _FIND_KEYWORDS:
             break
@@ -57,12 +64,14 @@ def _find_program(ctx: Context, command: Command, found: dict[str, str]) -> None
         program = rocm_program(name)
         if program is None:
             ctx.report(leaf.start, "gpu-tool-unported", Severity.WARNING,
-                       f"find_program({args[0].value} {name}): {BY_NAME[name][0].note}", "port its uses by hand")
+                       f"{command.name.value}({args[0].value} {name}): {BY_NAME[name][0].note}",
+                       "port its uses by hand")
             continue
         new = leaf.value.replace(name, program)
         ctx.edits.replace(leaf, new)
-        ctx.report(leaf.start, "gpu-tool", Severity.INFO, f"find_program({args[0].value} {name}) → {program}, "
-                   "and where the variable runs, the tool's options are ported", fixable=True, replacement=new)
+        ctx.report(leaf.start, "gpu-tool", Severity.INFO, f"{command.name.value}({args[0].value} {name}) → "
+                   f"{program}, and where the variable runs, the tool's options are ported", fixable=True,
+                   replacement=new)
 
 
 def _calls(command: Command, found: dict[str, str]) -> list[tuple[list[Leaf], str, bool]]:
@@ -94,6 +103,8 @@ def _calls(command: Command, found: dict[str, str]) -> list[tuple[list[Leaf], st
 def _port(ctx: Context, leaves: list[Leaf], name: str, literal: bool) -> None:
     """Apply :func:`~buildport.passes.tools.port_call` to one call's arguments, and report it."""
     ported = port_call([value_of(leaf.value) for leaf in leaves], name, literal=literal)
+    if all(new is None for new in ported.words):  # no ROCm equivalent: the call stays as it is, paths and all
+        ctx.facts.kept.update(leaf.start for leaf in leaves)
     for leaf, new in zip(leaves, ported.words):
         if new is None:
             continue

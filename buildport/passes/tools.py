@@ -75,15 +75,16 @@ def port_call(words: list[str], name: str, *, literal: bool = True, with_added: 
         word = words[i]
         flag, equals, given = word.partition("=")
         option = _option(tool, flag)
-        if option is None or option.action == "report":
-            why = option.note if option is not None else f"an option of {name} buildport's table does not list"
+        at = i + 1 if option is not None and option.takes_value and not equals else None
+        if option is None or option.action == "report" or (at is not None and at >= len(words)):
+            why = f"an option the table of {name} does not list" if option is None else (
+                option.note if option.action == "report" else "its value is missing")
             wanted = " ".join([tool.program, *tool.added])
             return ToolPort([None] * len(words), [ToolNote(
                 i, "gpu-tool-option", Severity.WARNING, f"{head} {word}: {why}; the command is left as it is",
                 f"port the command by hand: {wanted} ...")])
-        at = i + 1 if option.takes_value and not equals and i + 1 < len(words) else None
         shown = word if at is None else f"{word} {words[at]}"
-        if at is not None:
+        if at is not None and option.action != "keep":
             new[at] = ""
         if option.action == "map":
             to = [w for w in option.to if w not in produced]
@@ -96,7 +97,7 @@ def port_call(words: list[str], name: str, *, literal: bool = True, with_added: 
             severity = Severity.WARNING if option.warn else Severity.INFO
             notes.append(ToolNote(i, "gpu-tool-option", severity, f"{shown} dropped: {option.note}", fixable=True))
         elif option.action == "output":
-            out = output_name(given if equals else words[at] if at is not None else "")
+            out = output_name(given if at is None else words[at])
             new[i] = f"-o {out}"
             notes.append(ToolNote(i, "gpu-tool-option", Severity.WARNING, f"{shown} → -o {out}: {option.note}",
                                   "check what reads the report", fixable=True, replacement=new[i] or ""))
