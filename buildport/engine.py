@@ -19,6 +19,7 @@ from buildport.passes.base import Context, Pass, gather_file_facts, gather_targe
 from buildport.passes.cmake_project import FindHip, FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
+from buildport.passes.cmake_tools import ToolCommands
 from buildport.prescan import may_need_cmake_port, names_cuda_beyond_flags
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER
@@ -42,6 +43,7 @@ CMAKE_PASSES: tuple[Pass, ...] = (
     Properties(),
     Architectures(),
     CustomCommands(),
+    ToolCommands(),
     Flags(),
     Names(),
     Prelude(),

@@ -19,6 +19,7 @@ from buildport.rules import cmake as cmake_rules
 from buildport.rules.flags import UNAMBIGUOUS
 from buildport.rules import libraries as library_rules
 from buildport.rules.paths import CUDA_ENV_VARS
+from buildport.rules.tools import TOOL_WORDS
 from buildport.passes.wordtrie import WordSearch, lowercase
 
 #: Words the passes look for that no table row spells out.
@@ -46,6 +47,7 @@ def cmake_words() -> list[str]:
     words += (*library_rules.BY_TARGET, *library_rules.BY_LINK_NAME, *library_rules.BY_LEGACY_VAR)
     words += CUDA_ENV_VARS
     words += UNAMBIGUOUS
+    words += TOOL_WORDS  # NVIDIA's profilers, debugger and sanitizers (rules.tools)
     return words
 
 

@@ -95,6 +95,13 @@ POSITIVE = [
     ("make-c-source-std", MAKE, "FLAGS := -std=c++17\nx.o: x.c\n\tnvcc $(FLAGS) -c x.c\n", "x.o", True),
     ("nvcc-flag", MAKE, "NVCCFLAGS := -O2 --default-stream bogus\n", "--default-stream", False),
     ("nvcc-phase", MAKE, "NVCCFLAGS := -ptx\n", "-ptx", False),
+    ("gpu-tool", MAKE, "profile: app\n\tnsys profile --stats=true ./app\n", "nsys", True),
+    ("gpu-tool", CMAKE, "add_custom_target(gdb COMMAND cuda-gdb --args $<TARGET_FILE:app>)\n", "cuda-gdb", True),
+    ("gpu-tool-option", MAKE, "profile: app\n\tnvprof -o app.nvvp ./app\n", "-o", True),
+    ("gpu-tool-option", MAKE, "profile: app\n\tnvprof --metrics ipc ./app\n", "--metrics", False),
+    ("gpu-tool-unported", MAKE, "check: app\n\tcompute-sanitizer --tool racecheck ./app\n", "compute-sanitizer",
+     False),
+    ("gpu-tool-unported", CMAKE, "add_test(NAME k COMMAND ncu --set full $<TARGET_FILE:app>)\n", "ncu", False),
     ("build-nvcc", CMAKE, "execute_process(COMMAND nvcc --version)\n", "nvcc", False),
     ("build-cuda-path", CMAKE, "enable_language(HIP)\ninclude_directories(SYSTEM /opt/cuda/include)\n", "/opt/cuda",
      False),
@@ -109,6 +116,12 @@ POSITIVE = [
 NOOP = [
     ("cmake-language", CMAKE, "project(p LANGUAGES CXX)\n"),
     ("cmake-library", CMAKE, "target_link_libraries(a MyCUDA::thing)\n"),
+    ("gpu-tool", MAKE, "app: a.o\n\techo nsys nvprof\n"),  # an argument, not the program run
+    ("gpu-tool", MAKE, "NSYS_DOC = see nsys\n"),
+    ("gpu-tool", MAKE, "profile:\n\trocprof --stats ./app\n"),  # what a port writes
+    ("gpu-tool", CMAKE, 'message(STATUS "run nsys profile")\n'),
+    ("gpu-tool", CMAKE, "add_custom_target(doc COMMAND echo nvprof)\n"),
+    ("gpu-tool-unported", MAKE, "ncu_opts.o: ncu_opts.c\n\tgcc -c ncu_opts.c\n"),
     ("build-nvcc", CMAKE, "# nvcc is not used here\nadd_library(a a.cpp)\n"),
     ("build-nvcc", CMAKE, 'message(STATUS "no nvcc needed")\n'),
     ("build-nvcc", CMAKE, "set(DOC [=[nvcc docs]=])\n"),
@@ -173,6 +186,18 @@ def test_catalogue_covers_what_the_engines_report() -> None:
                     assert f.rule in BY_ID, f"{source}: {f.rule} is not in build_rules"
                     expected = BY_ID[f.rule].fixable
                     assert expected == "varies" or (expected == "yes") == f.fixable, (source, f)
+
+
+def test_a_tool_call_is_one_finding_the_residue_check_does_not_repeat() -> None:
+    text = "check: app\n\t/usr/local/cuda/bin/cuda-memcheck ./app\n\tcuda-gdb ./app\n"
+    audited = audit_text(text, "t", MAKE)
+    assert audited is not None
+    assert [(f.line, f.rule, f.fixable) for f in audited.findings] == [
+        (2, "gpu-tool-unported", False), (3, "gpu-tool", True)]
+    text = "add_test(NAME t COMMAND /usr/local/cuda/bin/compute-sanitizer $<TARGET_FILE:app>)\n"
+    audited = audit_text(text, "t", CMAKE)
+    assert audited is not None
+    assert [(f.rule, f.fixable) for f in audited.findings] == [("gpu-tool-unported", False)]
 
 
 def test_fixable_findings_carry_the_engine_replacement() -> None:

@@ -25,6 +25,7 @@ from buildport.rules.make import (
     ROOT_VARIABLES,
 )
 from buildport.rules.paths import CUDA_ROOT_LITERAL
+from buildport.rules.tools import TOOL_WORDS
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import parse_make
 from buildport.textio import decode
@@ -47,7 +48,8 @@ def _hot_in(line: str, compiler_vars: tuple[str, ...] = ()) -> bool:
 
 @pytest.mark.parametrize(
     "word",
-    sorted({*ROOT_VARIABLES, *DIR_VARIABLES, *flag_rules.UNAMBIGUOUS, *("-l" + n for n in library_rules.BY_LINK_NAME)}),
+    sorted({*ROOT_VARIABLES, *DIR_VARIABLES, *flag_rules.UNAMBIGUOUS, *("-l" + n for n in library_rules.BY_LINK_NAME),
+            *TOOL_WORDS}),
 )
 def test_every_table_row_makes_its_line_hot(word: str) -> None:
     assert _hot_in(f"echo x {word} y")

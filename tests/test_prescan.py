@@ -15,6 +15,7 @@ from buildport.findings import Finding
 from buildport.prescan import cmake_words, disabled, may_need_cmake_port
 from buildport.rules import cmake as cmake_rules
 from buildport.rules.libraries import LIBRARIES
+from buildport.rules.tools import TOOLS
 from buildport.syntax.errors import ParseError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,6 +59,7 @@ def test_the_words_come_from_the_tables() -> None:
     assert {w.lower() for w in cmake_rules.FLAG_VARIABLES} <= words
     assert {t.lower() for lib in LIBRARIES for t in lib.cmake_targets} <= words
     assert {n.lower() for lib in LIBRARIES for n in lib.link_names} <= words
+    assert {n.lower() for tool in TOOLS for n in tool.names} <= words
 
 
 def test_a_library_a_project_adds_widens_the_search(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ class Facts:
     uses_rocm_path: bool = False
     defines_rocm_path: bool = False
     target_kinds: dict[str, str] = field(default_factory=dict)  # target → STATIC, SHARED, EXECUTABLE...
+    kept: set[int] = field(default_factory=set)  # arguments left as they are on purpose (leaf starts): not renamed
 
     def values_of(self, name: str) -> list[str] | None:
         """The raw argument texts a simple variable holds after its last set() and later list(APPEND)s."""

@@ -134,7 +134,7 @@ def _emptied(ctx: Context, command: Command) -> bool:
 #: Where a CUDA compiler named by these runs in a custom command, the command line is nvcc's.
 _CUDA_COMPILERS = frozenset({"${CMAKE_CUDA_COMPILER}", "${CUDAToolkit_NVCC_EXECUTABLE}", "${CUDA_NVCC_EXECUTABLE}"})
 #: The keywords of add_custom_command, add_custom_target and execute_process that end a COMMAND's words.
-_COMMAND_KEYWORDS = frozenset("""
+COMMAND_KEYWORDS = frozenset("""
     COMMAND OUTPUT DEPENDS BYPRODUCTS IMPLICIT_DEPENDS WORKING_DIRECTORY COMMENT DEPFILE JOB_POOL JOB_SERVER_AWARE
     VERBATIM APPEND USES_TERMINAL COMMAND_EXPAND_LISTS DEPENDS_EXPLICIT_ONLY MAIN_DEPENDENCY CODEGEN SOURCES ALL
     TARGET PRE_BUILD PRE_LINK POST_BUILD RESULT_VARIABLE RESULTS_VARIABLE OUTPUT_VARIABLE ERROR_VARIABLE INPUT_FILE
@@ -196,7 +196,7 @@ def _compiler_runs(args: list[Leaf]) -> list[tuple[Leaf, list[Leaf]]]:
             i += 1
             continue
         j = i + 2
-        while j < len(args) and args[j].value not in _COMMAND_KEYWORDS:
+        while j < len(args) and args[j].value not in COMMAND_KEYWORDS:
             j += 1
         runs.append((args[i + 1], args[i + 2 : j]))
         i = j
@@ -397,7 +397,7 @@ class Names:
 
     def _argument(self, ctx: Context, arg: Leaf) -> None:
         text = ctx.edits.text_of(arg)
-        if arg.type == "BRACKET_ARG":
+        if arg.type == "BRACKET_ARG" or arg.start in ctx.facts.kept:
             return
         new = renamed(ctx, text, arg.start)
         if new != text:

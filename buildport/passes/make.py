@@ -18,6 +18,7 @@ from buildport.options import MakeFacts
 from buildport.passes.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
 from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
+from buildport.passes.tools import port_call, tool_name
 from buildport.rules.flags import BY_NAME
 from buildport.rules.libraries import BY_LINK_NAME, WORD_RENAMES
 from buildport.rules.make import (
@@ -35,6 +36,7 @@ from buildport.rules.make import (
     ROOT_VARIABLES,
 )
 from buildport.rules.paths import NVHPC_PATHS, NVHPC_ROOT, ROCM_DEFAULT_MAKE
+from buildport.rules.tools import TOOL_HINT
 from buildport.syntax.make import MakeFile
 from buildport.syntax.make_nodes import (
     SELECTABLE,
@@ -77,6 +79,7 @@ class MakeContext:
     compiles_c: bool = False  # whether a rule compiles a .c file with nvcc (now hipcc)
     library_vars: frozenset[str] | None = None  # variables of library names (see _library_name_variables)
     reported_words: set[str] = field(default_factory=set)  # what is reported once a file
+    tool_vars: dict[str, str] | None = None  # variables whose value runs an NVIDIA tool → the tool (see tool_variables)
 
     def text_holds(self, word: str) -> bool:
         """Whether the file's text holds ``word``: searched once per file, not once per word ported."""
@@ -147,6 +150,8 @@ def port_lines(ctx: MakeContext) -> None:
             offsets += (start for start, end in tree.spans(Expansion) if text.find("foreach", start, end) >= 0)
         if any(variable in ROOT_VARIABLES for _, variable in named):
             offsets += (start for start, _ in tree.spans(Conditional))
+        if tool_variables(ctx):  # `$(PROFILER) ./app` runs the tool its variable names
+            offsets += (m.start() for m in _references_to(tool_variables(ctx)).finditer(text))
         offsets.sort()
 
     for line in tree.lines_at(offsets, SELECTABLE):
@@ -305,6 +310,8 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
                    f"{name} → ROCM_PATH (default /opt/rocm, else the root of hipcc on PATH)", fixable=True,
                    replacement=ROCM_ROOT_LINE)
         return
+    if tool_variables(ctx).get(name) and _tool_calls(ctx, line.value, value=True):
+        return  # PROFILER = nvprof --print-gpu-trace
     spans = line.words(line.value)
     words = [w.of(ctx.text) for w in spans]
     if name in _library_name_variables(ctx):
@@ -338,8 +345,11 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
 
 def _command(ctx: MakeContext, span: Span) -> None:
     """A recipe's command line: each nvcc it launches is ported with the flags of its own shell command
-    (:func:`_pieces`); the other programs' words only as nvcc flags where one of them is nvcc's alone."""
-    inert = _inert_words(span.of(ctx.text))
+    (:func:`_pieces`); the other programs' words only as nvcc flags where one of them is nvcc's alone; each
+    NVIDIA tool it runs by the tools table (:func:`_tool_calls`)."""
+    text = span.of(ctx.text)
+    tools = _tool_calls(ctx, span) if TOOL_HINT.search(text) or tool_variables(ctx) else []
+    inert = _inert_words(text)
     if inert and not ctx.relocatable:
         return  # a line that launches a compiler variable with nothing to change: $(CC) -O2 -c a.c
     spans = list(iter_words(ctx.text, span.start, span.end))
@@ -349,7 +359,9 @@ def _command(ctx: MakeContext, span: Span) -> None:
         _device_links(ctx, spans, words, launches)
     if inert:
         return
-    for begin, end in _pieces(words, launches):
+    for begin, end in _pieces(words, sorted({*launches, *tools})):
+        if begin in tools and begin not in launches:
+            continue  # ported as the tool's call
         piece = [_before_separator(ctx.text, span) for span in spans[begin:end]]
         piece = [span for span in piece if span.start < span.end]
         if begin in launches:  # the compiler and the words it is given
@@ -357,6 +369,72 @@ def _command(ctx: MakeContext, span: Span) -> None:
             _words(ctx, _device_link_step(ctx, piece, after), flags=True, command=True, variable="", at=0)
         else:  # another program, or what comes before the compiler: nvcc flags only if one says so
             _words(ctx, piece, flags=any(is_nvcc_only(w) for w in words[begin:end]), command=False, variable="")
+
+
+def tool_variables(ctx: MakeContext) -> dict[str, str]:
+    """The file's variables whose value starts with an NVIDIA tool (``PROFILER = nvprof``) → the tool: where a
+    recipe runs one, it runs the tool."""
+    if ctx.tool_vars is None:
+        found: dict[str, str] = {}
+        text = ctx.text
+        if TOOL_HINT.search(text):
+            for _, name, value in ctx.tree.variables().values():
+                first = value.of(text).split(None, 1)[:1]
+                tool = tool_name(first[0]) if first else None
+                if tool is not None:
+                    found[name] = tool
+        ctx.tool_vars = found
+    return ctx.tool_vars
+
+
+def _references_to(names: dict[str, str]) -> re.Pattern[str]:
+    return re.compile(rf"\$[({{](?:{'|'.join(re.escape(n) for n in sorted(names))})[)}}]")
+
+
+def _tool_calls(ctx: MakeContext, span: Span, value: bool = False) -> list[int]:
+    """Each NVIDIA tool the command line runs (by name, or by a variable of :func:`tool_variables`), ported
+    with the words of its shell command (:func:`~buildport.passes.tools.port_call`): where their words start."""
+    text = ctx.text
+    raw = list(iter_words(text, span.start, span.end))
+    words = [s.of(text) for s in raw]
+    variables = tool_variables(ctx)
+    starts: list[int] = []
+    i = 0
+    while i < len(words):
+        word = words[i].lstrip("@-+")
+        ref = REFERENCE.match(word)
+        name = variables.get(ref.group(1)) if ref is not None else tool_name(_separator_free(word))
+        if name is None or not command_position(words, i):
+            i += 1
+            continue
+        end = i
+        while end < len(words) and words[end] not in _SEPARATORS and not words[end].startswith("#"):
+            end += 1
+            if _separator_end(words[end - 1]):
+                break  # `./app;`: the call's last word
+        call = [_before_separator(text, s) for s in raw[i:end]]
+        call = [s for s in call if s.start < s.end]
+        _tool_call(ctx, call, [s.of(text) for s in call], name, literal=ref is None, value=value)
+        starts.append(i)
+        i = end
+    return starts
+
+
+def _separator_free(word: str) -> str:
+    return word[: len(word) - len(_separator_end(word))]
+
+
+def _tool_call(ctx: MakeContext, spans: list[Span], words: list[str], name: str, literal: bool,
+               value: bool = False) -> None:
+    """Apply :func:`~buildport.passes.tools.port_call` to one call's words, and report it."""
+    # $(CUDA_PATH)/bin/nvprof: the root as every other word has it
+    ported = port_call(words, name, literal=literal, with_added=literal, value=value, path=root_paths)
+    for span, new in zip(spans, ported.words):
+        if new is not None:
+            _replace_word(ctx, span, new, spans[0].start - 1)
+    for note in ported.notes:
+        ctx.report(spans[note.index].start, note.rule, note.severity, note.message, note.suggestion,
+                   fixable=note.fixable, replacement=note.replacement)
 
 
 def _device_links(ctx: MakeContext, spans: list[Span], words: list[str], launches: list[int]) -> None:

@@ -24,6 +24,7 @@ from buildport.prescan import residue_words, trigger
 from buildport.passes.wordtrie import WordSearch, lowercase_pieces
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
+from buildport.rules.tools import TOOL_WORDS
 from buildport.rules.make import (
     DIR_VARIABLES,
     FLAG_VARIABLE_INFIX,
@@ -50,6 +51,7 @@ def make_words() -> list[str]:
     words += flag_rules.UNAMBIGUOUS  # nvcc-only spellings, -Xcompiler in $(addprefix ...) among them
     words += ("-l" + name for name in library_rules.BY_LINK_NAME)
     words += library_rules.BY_LINK_NAME  # bare, in a variable of library names: LIBRARIES = cudart curand
+    words += TOOL_WORDS  # NVIDIA's profilers, debugger and sanitizers (rules.tools)
     return words
 
 

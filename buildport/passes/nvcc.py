@@ -97,6 +97,8 @@ def translate(
             value = words[i + 1]
             span = 2
         replacement = _apply(flag, value, words[i], result, i, clang)
+        if flag.void_with and any(split_flag(word)[0] in _named(flag.void_with) for word in words):
+            replacement = []  # -G -lineinfo: -g -O0 alone
         if flag.action == "arch":
             result.architectures.extend(n for n in arch_numbers(value or "") if n not in result.architectures)
             chosen = arch_for(value or "") if arch_for is not None else None
@@ -108,6 +110,11 @@ def translate(
                 out[j] = []
         i += span
     return result
+
+
+def _named(names: tuple[str, ...]) -> list[Flag]:
+    """The rows of ``names`` (a project's rows among them)."""
+    return [BY_NAME[name] for name in names if name in BY_NAME]
 
 
 #: The head of a make expression that joins words with commas for nvcc: ``$(subst $(space),$(comma),X)``.

@@ -193,6 +193,22 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("nvcc-phase", "nvcc compilation phase flag", WARNING, "build", "no",
               "nvcc phase options (`-ptx`, `-cubin`, `-fatbin`, ...) produce NVIDIA-only artefacts.",
               "nvcc documentation, compilation phases"),
+    # --- NVIDIA's profilers, debugger and sanitizers (both engines, buildport.rules.tools) ----------
+    BuildRule("gpu-tool", "NVIDIA profiler or debugger run", INFO, "build", "yes",
+              "A recipe, variable, custom command, test or `find_program` runs `nvprof`, `nsys profile` or "
+              "`cuda-gdb`: it runs `rocprof --stats`, `rocprof --stats --hip-trace` or `rocgdb` instead.",
+              "buildport.rules.tools; rocprof --help (ROCm 5.2)"),
+    BuildRule("gpu-tool-option", "NVIDIA tool option", WARNING, "build", "varies",
+              "An option of a ported tool call: mapped (`--print-gpu-trace` → `--hip-trace`), dropped where "
+              "rocprof has no such switch (`--stats=true`, `-t cuda,nvtx`), or an output that changes format "
+              "(`-o x.nvvp` → `-o x.csv`: rocprof writes CSV); an option the table does not know, or one with no "
+              "ROCm form (`--metrics`), leaves the call as it is, to port by hand.",
+              "buildport.rules.tools; nvprof, nsys and rocprof --help"),
+    BuildRule("gpu-tool-unported", "NVIDIA tool without ROCm equivalent", WARNING, "build", "no",
+              "`ncu` (kernel analysis: rocprof-compute, ROCm 6.2 and later), `compute-sanitizer` and "
+              "`cuda-memcheck` (nearest practice: an AddressSanitizer build for xnack+ targets) and nsys's report "
+              "commands have no ROCm 5.2 equivalent; the call is left as it is.",
+              "buildport.rules.tools; ROCm AddressSanitizer documentation"),
     # --- the audit's own: CUDA text no engine finding covers --------------------------------------
     BuildRule("build-nvcc", "nvcc named", WARNING, "build", "varies",
               "A build file names the nvcc executable on a line the rewrite does not report.",

@@ -33,6 +33,10 @@ class Flag:
     #: What a ``map`` flag becomes where clang itself is the compiler (CMake's HIP compiler), when
     #: hipcc spells it otherwise (``to``).
     clang_to: tuple[str, ...] | None = None
+    #: Spellings of another flag that make this one void where both are given (nvcc ignores ``-lineinfo``
+    #: beside ``-G``): it is then dropped, as clang's last ``-g`` option wins (``-g -gline-tables-only``
+    #: would leave line tables alone).
+    void_with: tuple[str, ...] = ()
 
 
 def _drop(*names: str, note: str = "no HIP equivalent needed") -> Flag:
@@ -49,7 +53,8 @@ FLAGS: tuple[Flag, ...] = (
     _drop("--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda", "-extended-lambda",
           note="clang supports __device__ lambdas by default"),
     Flag(("-G", "--device-debug"), "map", ("-g", "-O0"), note="device debug info; clang has no separate switch"),
-    Flag(("-lineinfo", "--generate-line-info"), "map", ("-gline-tables-only",)),
+    Flag(("-lineinfo", "--generate-line-info"), "map", ("-gline-tables-only",), void_with=("-G", "--device-debug"),
+         note="line tables only; beside -G, whose full debug information includes them, dropped"),
     Flag(("-dc", "--device-c"), "map", ("-fgpu-rdc", "-c"),
          note="compile with relocatable device code; the link then needs -fgpu-rdc --hip-link"),
     Flag(("-dw", "--device-w"), "map", ("-c",)),

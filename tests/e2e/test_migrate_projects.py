@@ -159,9 +159,11 @@ PROJECTS = {
     ),
     "make-nvtx-ranges": Project(
         kind="make",
-        executables=("saxpy",),
+        executables=("saxpy", "saxpy-debug"),
         build_files=("Makefile",),
-        # NVTX 3 ships with CUDA and not with ROCm: its include becomes definitions that do nothing (or roctx's)
+        # NVTX 3 ships with CUDA and not with ROCm: its include becomes definitions that do nothing (or roctx's);
+        # saxpy-debug is compiled with -G -lineinfo (-g -O0 for hipcc); the profile and gdb targets run nsys and
+        # cuda-gdb (rocprof and rocgdb once ported), the memcheck target compute-sanitizer (left, reported)
         sources=("saxpy.cu", "profile.h"),
     ),
     "make-computed-sources": Project(
@@ -282,6 +284,10 @@ def test_fixtures_have_the_shapes_the_migration_tests_rely_on() -> None:
     assert ".c.o:" in makefile and "model: COMP_FLAGS = ${TEST_CC}" in makefile and "-lcudart" in makefile
     assert "%.o: %.c\n" not in makefile and "device.c" not in makefile  # found through its object only
     assert "#include <device_runtime.h>" in (host / "device" / "device.c").read_text()
+
+    nvtx = (PROJECTS_DIR / "make-nvtx-ranges" / "Makefile").read_text()
+    assert "all: saxpy saxpy-debug" in nvtx and "saxpy-debug: NVCCFLAGS += -G -lineinfo" in nvtx
+    assert "\tnsys profile --stats=true" in nvtx and "\tcuda-gdb " in nvtx and "\tcompute-sanitizer " in nvtx
 
     mixed = PROJECTS_DIR / "mixed-library"
     assert "#include <cuda_runtime.h>" in (mixed / "include" / "randstats" / "randstats.h").read_text()
@@ -591,6 +597,24 @@ def test_renamed_sources_build_and_are_reported(tmp_path: Path, workbench: Workb
     build = tmp_path / "build-rocm"
     workbench.cmake_rocm(ported, build)
     _assert_offload_arch(build, PROJECTS["cmake-samples"].with_device_code)
+
+def test_profile_debug_and_sanitizer_targets_run_rocms_tools(tmp_path: Path, workbench: Workbench) -> None:
+    """The migrated Makefile's debug program compiles with -g -O0 (its build is the default target's, run by
+    test_migrated_project_builds_with_rocm); its profile and gdb targets run rocprof and rocgdb as the tools
+    table says, and the sanitizer, which has no ROCm equivalent, is left and reported in MIGRATION.md."""
+    source = _copy_project("make-nvtx-ranges", tmp_path / "source")
+    ported = tmp_path / "ported"
+    _migrate(workbench, source, "--out", ported, "--rename-sources", "keep")
+    env = workbench.rocm_env
+    make = make_program()
+    debug = workbench.run("rocm-make-debug", [make, "-n", "-B", "saxpy-debug"], cwd=ported, env=env).stdout
+    assert " -g -O0" in debug and " -G" not in debug and "-lineinfo" not in debug and "-gline-tables-only" not in debug
+    targets = workbench.run("rocm-make-tools", [make, "-n", "profile", "gdb", "memcheck"], cwd=ported, env=env).stdout
+    lines = [line for line in targets.splitlines() if "saxpy" in line and "hipcc" not in line]
+    assert lines == ["rocprof --stats --hip-trace -o saxpy-report.csv ./saxpy", "rocgdb --args ./saxpy-debug",
+                     "compute-sanitizer --tool memcheck ./saxpy-debug"]
+    report = (ported / "MIGRATION.md").read_text()
+    assert "gpu-tool-unported" in report and "AddressSanitizer" in report
 
 
 @pytest.mark.parametrize("name", PROJECT_NAMES)
