@@ -38,6 +38,7 @@ from buildport.report.linediff import line_blocks, lines, whole
 from buildport.options import MakeFacts
 from buildport.pipeline.discovery import (
     MAKEFILE_NAMES, file_identity, files_below, include_words, included_makefiles, is_cmake_file, is_make_file,
+    is_setup_py,
 )
 from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.pool import Feed, Workers
@@ -52,7 +53,7 @@ from buildport.textio import NOT_READ, InputError, SourceText, read_source
 if TYPE_CHECKING:
     from buildport.passes.make_facts import FileFacts
 
-CMAKE, MAKE, SOURCE = "cmake", "make", "source"
+CMAKE, MAKE, PYTHON, SOURCE = "cmake", "make", "python", "source"
 _MARKER = re.compile(r"#[^\S\n]*buildport:[^\S\n]*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
 _ALL = "*"
 _BRACKET = re.compile(r"\[(=*)\[")
@@ -395,7 +396,7 @@ def _audit_keys() -> dict[str, Keys]:
     """The cache keys of each kind's audit: a source's depends on the hipify-perl whose tables read it."""
     tables = installed_tables()
     return {kind: Cache.keys(f"audit-{kind}", tables.digest if kind == SOURCE and tables else None)
-            for kind in (CMAKE, MAKE, SOURCE)}
+            for kind in (CMAKE, MAKE, PYTHON, SOURCE)}
 
 
 def _audit_chunk(tasks: list[AuditTask], cache: Cache | None) -> list[FileAudit | None | str]:
@@ -453,11 +454,13 @@ def _error_text(exc: Exception, path: str) -> str:
 
 
 def kind_of(name: str) -> str | None:
-    """``cmake``, ``make``, ``source`` (a candidate: C/C++ files are checked for CUDA use) or None."""
+    """``cmake``, ``make``, ``python`` (a ``setup.py``), ``source`` (a candidate: C/C++ files are checked for CUDA use) or None."""
     if is_cmake_file(name):
         return CMAKE
     if is_make_file(name):
         return MAKE
+    if is_setup_py(name):
+        return PYTHON
     extension = os.path.splitext(name)[1].lower()
     if extension in CUDA_EXTENSIONS or extension in C_FAMILY_EXTENSIONS:
         return SOURCE
@@ -476,7 +479,7 @@ def is_audited(name: str) -> bool:
     return (name[dot:].lower() in _AUDITED_SUFFIXES or name == "CMakeLists.txt") and kind_of(name) is not None
 
 
-_AUDITED_SUFFIXES = frozenset({".cmake", ".mk", *CUDA_EXTENSIONS, *C_FAMILY_EXTENSIONS})
+_AUDITED_SUFFIXES = frozenset({".cmake", ".mk", ".py", *CUDA_EXTENSIONS, *C_FAMILY_EXTENSIONS})
 
 
 def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,
@@ -538,6 +541,8 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
         return FileAudit(path, kind)
     if kind == CMAKE:
         result = engine.port_cmake(text, path, verify=False)
+    elif kind == PYTHON:
+        result = engine.port_setup_py(text, path, verify=False)
     else:
         result = engine.port_make(text, path, verify=False, facts=facts)
     audited = FileAudit(path, kind)
@@ -550,7 +555,8 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
             finding = dataclasses.replace(finding, replacement=derived)
             audited.line_scoped.add(finding)
         audited.findings.append(finding)
-    for finding in [] if _left_alone(result) else residue(text, path, kind, result.findings, changes):
+    quiet = _left_alone(result) or kind == PYTHON
+    for finding in [] if quiet else residue(text, path, kind, result.findings, changes):
         audited.findings.append(finding)
         if finding.fixable and changes.get(finding.line) is not None:
             audited.line_scoped.add(finding)
@@ -682,7 +688,10 @@ def left_behind(text: str, path: str, kind: str, result: Result) -> list[Finding
 
 
 def _may_have_residue(text: str, kind: str) -> bool:
-    """Whether CUDA text may be in a build file's code (the prescans' answer: no means none is)."""
+    """Whether CUDA text may be in a build file's code (the prescans' answer: no means none is). A
+    ``setup.py`` has no residue search: its engine's findings are all that is reported of it."""
+    if kind == PYTHON:
+        return False
     return _engine()[1].may_have_residue(text) if kind == CMAKE else not _make_quiet(text)
 
 
