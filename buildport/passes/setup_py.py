@@ -31,7 +31,7 @@ from buildport.passes.nvcc import split_flag, translate
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.python import (
     ARCH_CALLS, ARCH_VARIABLES, BUILD_EXT, CUDA_ROOTS, EXTENSION_CLASSES, EXTENSION_MODULE, JIT_FUNCTIONS,
-    ROCM_ARCH_NOTE,
+    MARKER, ROCM_ARCH_NOTE,
 )
 from buildport.syntax.errors import ParseError
 
@@ -46,12 +46,7 @@ _Binding = Union[cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Call]
 def port_setup_text(text: str, path: str, targets: Sequence[str]) -> tuple[str, list[Finding]]:
     """The new text of ``text`` and what was found in it. ``targets``: the AMD targets the run named
     (empty: PyTorch chooses). Raises ``ParseError`` for text that is not Python."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
-    except cst.ParserSyntaxError as exc:
-        lines = text.splitlines()
-        line = lines[exc.raw_line - 1] if 0 < exc.raw_line <= len(lines) else ""
-        raise ParseError(f"not Python: {exc.message}", exc.raw_line, exc.raw_column + 1, line, path) from None
+    wrapper = _wrapped(text, path)
     positions = wrapper.resolve(PositionProvider)
     survey = _Survey(positions, path)
     wrapper.visit(survey)
@@ -63,6 +58,40 @@ def port_setup_text(text: str, path: str, targets: Sequence[str]) -> tuple[str, 
         return text, plan.findings
     new = wrapper.module.visit(_Rewrite(plan)).code
     return new, plan.findings
+
+
+def extension_sources(text: str, path: str) -> list[str]:
+    """The sources the ``CUDAExtension`` calls of ``text`` name as string literals (``sources=[...]`` or the
+    second argument), as written (relative to the file's folder); none for a file that does not use
+    ``torch.utils.cpp_extension``. Raises ``ParseError`` for text that is not Python."""
+    if MARKER not in text:
+        return []
+    wrapper = _wrapped(text, path)
+    survey = _Survey(wrapper.resolve(PositionProvider), path)
+    wrapper.visit(survey)
+    if not survey.extension_import:
+        return []
+    found: list[str] = []
+    for call in survey.calls:
+        if _called(call.func) not in EXTENSION_CLASSES:
+            continue
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        given = [arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "sources"]
+        for value in given or [arg.value for arg in positional[1:2]]:
+            if isinstance(value, cst.List):
+                found += [word for e in value.elements if isinstance(e, cst.Element)
+                          if (word := _literal(e.value)) is not None]
+    return list(dict.fromkeys(found))
+
+
+def _wrapped(text: str, path: str) -> MetadataWrapper:
+    """``text`` parsed, ready for the visitors' positions; raises ``ParseError`` for text that is not Python."""
+    try:
+        return MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)
+    except cst.ParserSyntaxError as exc:
+        lines = text.splitlines()
+        line = lines[exc.raw_line - 1] if 0 < exc.raw_line <= len(lines) else ""
+        raise ParseError(f"not Python: {exc.message}", exc.raw_line, exc.raw_column + 1, line, path) from None
 
 
 class _Survey(cst.CSTVisitor):
