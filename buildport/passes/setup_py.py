@@ -196,8 +196,8 @@ class _Survey(cst.CSTVisitor):
                     "test torch.version.hip or ROCM_HOME where the build asks for CUDA")
 
 
-#: A list's new elements, and the strings of ``.append("...")`` calls with their new words.
-ListEdits = dict[int, list[cst.Element]]
+#: Each list that changes (by the id of its node), as it becomes.
+ListEdits = dict[int, cst.List]
 
 
 class _Plan:
@@ -208,7 +208,7 @@ class _Plan:
         self.survey = survey
         self.findings = survey.findings
         self.arch_words = [f"--offload-arch={target}" for target in targets]
-        self.lists: ListEdits = {}  # id(List) → new elements
+        self.lists: ListEdits = {}
         self.appends: dict[int, list[str]] = {}  # id(Call of .append) → the words it adds instead
         self._seen: set[tuple[int, str]] = set()
         self._names: set[tuple[str, str]] = set()
@@ -312,7 +312,7 @@ class _Plan:
         else:
             new = [self._library(e.value, w) if w is not None else None for e, w in zip(node.elements, words)]
         if any(w is not None for w in new):
-            self.lists[id(node)] = _elements(list(node.elements), new)
+            self.lists[id(node)] = _closed(node, _elements(list(node.elements), new), new[-1] == [])
 
     def _flags(self, words: list[str | None], nodes: list[cst.BaseElement]) -> list[list[str] | None]:
         """Each word's new words (None: kept), from the flag table; a flag whose value is not a literal is kept."""
@@ -374,22 +374,45 @@ def _elements(old: list[cst.BaseElement], new: list[list[str] | None]) -> list[c
     """The list's new elements: each kept element as it is, each replaced one as its new strings, in its
     quotes. A word that becomes several keeps its comma (and the comment after it) on the last of them.
     A word removed gives its comma to the element before it where that one's does not end its line (the
-    line break after ``-Xcompiler -fPIC,`` stays), and always when it was the list's last (the list ends
-    as it ended)."""
+    line break after ``-Xcompiler -fPIC,`` stays); a removed last element is :func:`_closed`'s."""
     out: list[cst.BaseElement] = []
-    for n, (element, words) in enumerate(zip(old, new)):
+    for element, words in zip(old, new):
         if words is None:
             out.append(element)
             continue
         assert isinstance(element, cst.Element) and isinstance(element.value, cst.SimpleString)
         if not words:
-            if out and (n == len(old) - 1 or not _ends_line(out[-1].comma)):
+            if out and not _ends_line(out[-1].comma):
                 out[-1] = out[-1].with_changes(comma=element.comma)
             continue
         for k, word in enumerate(words):
             comma = element.comma if k == len(words) - 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
             out.append(element.with_changes(value=_string(word, element.value), comma=comma))
     return out  # type: ignore[return-value]
+
+
+def _closed(node: cst.List, elements: list[cst.Element], tail_removed: bool) -> cst.List:
+    """``node`` with its new ``elements``. Where its last element went (``tail_removed``) and the one that is
+    last now ends its line (its comma, a comment, a line break), that comment stays, followed by the
+    indentation the closing bracket had, and the list keeps or lacks its trailing comma as before."""
+    if not (tail_removed and elements and _ends_line(elements[-1].comma)):
+        return node.with_changes(elements=elements)
+    kept, removed = elements[-1].comma, node.elements[-1].comma
+    assert isinstance(kept, cst.Comma) and isinstance(kept.whitespace_after, cst.ParenthesizedWhitespace)
+    if isinstance(removed, cst.Comma) and isinstance(removed.whitespace_after, cst.ParenthesizedWhitespace):
+        closing = removed.whitespace_after
+        after = kept.whitespace_after.with_changes(empty_lines=closing.empty_lines, indent=closing.indent,
+                                                   last_line=closing.last_line)
+        elements[-1] = elements[-1].with_changes(comma=kept.with_changes(whitespace_after=after))
+        return node.with_changes(elements=elements)
+    moved = kept.whitespace_after
+    bracket = node.rbracket.whitespace_before
+    if isinstance(bracket, cst.ParenthesizedWhitespace):
+        moved = moved.with_changes(indent=bracket.indent, last_line=bracket.last_line)
+    comma = kept.with_changes(whitespace_after=cst.SimpleWhitespace("")) if isinstance(removed, cst.Comma) \
+        else cst.MaybeSentinel.DEFAULT
+    elements[-1] = elements[-1].with_changes(comma=comma)
+    return node.with_changes(elements=elements, rbracket=node.rbracket.with_changes(whitespace_before=moved))
 
 
 def _ends_line(comma: cst.Comma | cst.MaybeSentinel) -> bool:
@@ -416,7 +439,7 @@ class _Rewrite(cst.CSTTransformer):
 
     def leave_List(self, original_node: cst.List, updated_node: cst.List) -> cst.List:
         new = self.plan.lists.get(id(original_node))
-        return updated_node if new is None else updated_node.with_changes(elements=new)
+        return updated_node if new is None else updated_node.with_changes(elements=new.elements, rbracket=new.rbracket)
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         words = self.plan.appends.get(id(original_node))
