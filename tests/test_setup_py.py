@@ -178,3 +178,24 @@ def test_migrate_ports_the_setup_py_and_leaves_the_extension_sources_to_pytorch(
     assert report["extension_sources"] == ["kernel.cu"] and report["unreferenced"] == []
     assert report["build_commands"] == ["pip install --no-build-isolation ."]
     assert "CUDA sources of PyTorch extensions" in (root / "MIGRATION.md").read_text()
+
+
+def test_the_python_command_prints_checks_and_rewrites(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    (tmp_path / "setup.py").write_text(SETUP)
+    runner = CliRunner()
+    checked = runner.invoke(main, ["python", "--check", "--no-cache", str(tmp_path)])
+    assert checked.exit_code == 1
+    diff = runner.invoke(main, ["python", "--diff", "--no-cache", str(tmp_path)])
+    assert diff.exit_code == 0 and '+                               extra_compile_args={"nvcc": ["-O3", "-ffast-math"]},' \
+        in diff.output
+    written = runner.invoke(main, ["python", "--in-place", "--no-cache", str(tmp_path)])
+    assert written.exit_code == 0 and '"hipblas"' in (tmp_path / "setup.py").read_text()
+    assert runner.invoke(main, ["python", "--check", "--no-cache", str(tmp_path)]).exit_code == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    none = runner.invoke(main, ["python", "--no-cache", str(empty)])
+    assert none.exit_code == 0 and "no setup.py files found" in none.output
