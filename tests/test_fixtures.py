@@ -1,4 +1,4 @@
-"""Every fixture under fixtures/<kind>/<case>/ is a byte-exact input/expected pair.
+"""Every fixture under fixtures/<kind>/<case>/ (cmake, make, python) is a byte-exact input/expected pair.
 
 ``input.<ext>`` is ported; the result must equal ``expected.<ext>`` byte for byte,
 or the input itself when there is no expected file. ``findings.txt`` lists the

@@ -199,3 +199,21 @@ def test_the_python_command_prints_checks_and_rewrites(tmp_path: Path) -> None:
     empty.mkdir()
     none = runner.invoke(main, ["python", "--no-cache", str(empty)])
     assert none.exit_code == 0 and "no setup.py files found" in none.output
+
+
+def test_two_extensions_that_share_their_arguments_are_read_once() -> None:
+    body = ('args = {"nvcc": ["--use_fast_math"]}\nCUDAExtension("a", [], extra_compile_args=args)\n'
+            'CUDAExtension("b", [], extra_compile_args=args)\n')
+    assert rules(body) == ["setup-py-nvcc-flag"]
+    assert ported(body) == body.replace("--use_fast_math", "-ffast-math")
+
+
+@pytest.mark.parametrize("like", ['"a"', "'a'", 'r"a"', "u'a'"])
+@pytest.mark.parametrize("word", ["-ffast-math", "a\\b", 'x"y', "x'y"])
+def test_a_new_string_has_the_quotes_of_the_old_and_the_word_as_its_value(like: str, word: str) -> None:
+    import libcst
+
+    from buildport.passes.setup_py_lists import string
+
+    made = string(word, libcst.SimpleString(like))
+    assert made.evaluated_value == word and made.quote == like[-1]

@@ -28,6 +28,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from buildport.findings import Finding, Severity
 from buildport.passes.nvcc import split_flag, translate
+from buildport.passes.setup_py_lists import closed, elements, string
 from buildport.rules.libraries import BY_LINK_NAME
 from buildport.rules.python import (
     ARCH_CALLS, ARCH_VARIABLES, BUILD_EXT, CUDA_ROOTS, EXTENSION_CLASSES, EXTENSION_MODULE, JIT_FUNCTIONS,
@@ -55,9 +56,9 @@ def port_setup_text(text: str, path: str, targets: Sequence[str]) -> tuple[str, 
     plan = _Plan(survey, list(targets))
     plan.resolve()
     if not plan.lists and not plan.appends:
-        return text, plan.findings
+        return text, sorted(plan.findings, key=Finding.sort_key)
     new = wrapper.module.visit(_Rewrite(plan)).code
-    return new, plan.findings
+    return new, sorted(plan.findings, key=Finding.sort_key)
 
 
 def extension_sources(text: str, path: str) -> list[str]:
@@ -240,7 +241,9 @@ class _Plan:
                 if arg.keyword is not None and arg.keyword.value == NVCC:
                     self._value(arg.value, NVCC)
             return
-        if isinstance(value, cst.Name) and (value.value, "args") not in self._names:
+        if isinstance(value, cst.Name):
+            if (value.value, "args") in self._names:
+                return
             self._names.add((value.value, "args"))
             for binding in self.survey.bindings.get(value.value, []):
                 if isinstance(binding, cst.Call):
@@ -312,7 +315,7 @@ class _Plan:
         else:
             new = [self._library(e.value, w) if w is not None else None for e, w in zip(node.elements, words)]
         if any(w is not None for w in new):
-            self.lists[id(node)] = _closed(node, _elements(list(node.elements), new), new[-1] == [])
+            self.lists[id(node)] = closed(node, elements(list(node.elements), new), new[-1] == [])
 
     def _flags(self, words: list[str | None], nodes: list[cst.BaseElement]) -> list[list[str] | None]:
         """Each word's new words (None: kept), from the flag table; a flag whose value is not a literal is kept."""
@@ -370,65 +373,6 @@ class _Plan:
         return [new] if new else []
 
 
-def _elements(old: list[cst.BaseElement], new: list[list[str] | None]) -> list[cst.Element]:
-    """The list's new elements: each kept element as it is, each replaced one as its new strings, in its
-    quotes. A word that becomes several keeps its comma (and the comment after it) on the last of them.
-    A word removed gives its comma to the element before it where that one's does not end its line (the
-    line break after ``-Xcompiler -fPIC,`` stays); a removed last element is :func:`_closed`'s."""
-    out: list[cst.BaseElement] = []
-    for element, words in zip(old, new):
-        if words is None:
-            out.append(element)
-            continue
-        assert isinstance(element, cst.Element) and isinstance(element.value, cst.SimpleString)
-        if not words:
-            if out and not _ends_line(out[-1].comma):
-                out[-1] = out[-1].with_changes(comma=element.comma)
-            continue
-        for k, word in enumerate(words):
-            comma = element.comma if k == len(words) - 1 else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            out.append(element.with_changes(value=_string(word, element.value), comma=comma))
-    return out  # type: ignore[return-value]
-
-
-def _closed(node: cst.List, elements: list[cst.Element], tail_removed: bool) -> cst.List:
-    """``node`` with its new ``elements``. Where its last element went (``tail_removed``) and the one that is
-    last now ends its line (its comma, a comment, a line break), that comment stays, followed by the
-    indentation the closing bracket had, and the list keeps or lacks its trailing comma as before."""
-    if not (tail_removed and elements and _ends_line(elements[-1].comma)):
-        return node.with_changes(elements=elements)
-    kept, removed = elements[-1].comma, node.elements[-1].comma
-    assert isinstance(kept, cst.Comma) and isinstance(kept.whitespace_after, cst.ParenthesizedWhitespace)
-    if isinstance(removed, cst.Comma) and isinstance(removed.whitespace_after, cst.ParenthesizedWhitespace):
-        closing = removed.whitespace_after
-        after = kept.whitespace_after.with_changes(empty_lines=closing.empty_lines, indent=closing.indent,
-                                                   last_line=closing.last_line)
-        elements[-1] = elements[-1].with_changes(comma=kept.with_changes(whitespace_after=after))
-        return node.with_changes(elements=elements)
-    moved = kept.whitespace_after
-    bracket = node.rbracket.whitespace_before
-    if isinstance(bracket, cst.ParenthesizedWhitespace):
-        moved = moved.with_changes(indent=bracket.indent, last_line=bracket.last_line)
-    comma = kept.with_changes(whitespace_after=cst.SimpleWhitespace("")) if isinstance(removed, cst.Comma) \
-        else cst.MaybeSentinel.DEFAULT
-    elements[-1] = elements[-1].with_changes(comma=comma)
-    return node.with_changes(elements=elements, rbracket=node.rbracket.with_changes(whitespace_before=moved))
-
-
-def _ends_line(comma: cst.Comma | cst.MaybeSentinel) -> bool:
-    return isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)
-
-
-def _string(word: str, like: cst.SimpleString) -> cst.SimpleString:
-    """``word`` as a string literal in the quotes of ``like``."""
-    quote = like.quote
-    prefix = like.prefix if "\\" not in word and quote not in word else ""
-    if not prefix.lower().startswith("r") or "\\" in word:
-        prefix = prefix.replace("r", "").replace("R", "")
-        word = word.replace("\\", "\\\\").replace(quote[0], "\\" + quote[0])
-    return cst.SimpleString(f"{prefix}{quote}{word}{quote}")
-
-
 class _Rewrite(cst.CSTTransformer):
     """Puts the planned elements in their lists, and the words of each changed ``.append`` in its call
     (one word: the string replaced; none or several: ``.extend([...])``)."""
@@ -448,8 +392,8 @@ class _Rewrite(cst.CSTTransformer):
         arg = updated_node.args[0]
         assert isinstance(arg.value, cst.SimpleString) and isinstance(updated_node.func, cst.Attribute)
         if len(words) == 1:
-            return updated_node.with_changes(args=[arg.with_changes(value=_string(words[0], arg.value))])
-        items = [cst.Element(_string(w, arg.value)) for w in words]
+            return updated_node.with_changes(args=[arg.with_changes(value=string(words[0], arg.value))])
+        items = [cst.Element(string(w, arg.value)) for w in words]
         func = updated_node.func.with_changes(attr=cst.Name("extend"))
         return updated_node.with_changes(func=func, args=[arg.with_changes(value=cst.List(items))])
 
