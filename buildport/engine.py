@@ -21,6 +21,7 @@ from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeade
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
 from buildport.passes.cmake_tools import ToolCommands
 from buildport.prescan import may_need_cmake_port, names_cuda_beyond_flags
+from buildport.rules.python import MARKER
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER
 from buildport.syntax.cmake import Command, parse_cmake
@@ -167,6 +168,50 @@ def port_make(
             raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
         result.rerun = again
     return result
+
+
+def port_setup_py(text: str, path: str = "<input>", options: Options | None = None, verify: bool = True) -> Result:
+    """Port a ``setup.py`` that builds PyTorch CUDA extensions (:mod:`buildport.passes.setup_py`); raises
+    ``ParseError`` for text that is not Python. A file that does not use ``torch.utils.cpp_extension``
+    is left as it is, unparsed (LibCST is imported with the first file that does)."""
+    options = options or Options()
+    if MARKER not in text:
+        return Result(path, text, text, regions=[])
+    from buildport.passes.setup_py import port_setup_text
+
+    new, findings = port_setup_text(text, path, options.offload_arch)
+    result = Result(path, text, new, findings, regions=line_regions(text, new))
+    if verify and new != text:
+        try:
+            again = port_setup_py(new, path, options, verify=False)
+        except ParseError as exc:
+            raise UnstableRewrite(f"{path}: the rewrite produced text that is not Python ({exc.message} "
+                                  f"at {exc.line}:{exc.col} of the output)") from None
+        if again.text != new:
+            raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
+        result.rerun = again
+    return result
+
+
+def line_regions(old: str, new: str) -> list[Region]:
+    """The regions (see :data:`~buildport.result.Region`) where ``new`` differs from ``old``, line by line."""
+    if old == new:
+        return []
+    import difflib
+
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    a_at, b_at = _line_offsets(a), _line_offsets(b)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [(a_at[i1], a_at[i2], b_at[j1], b_at[j2])
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    """Where each line starts, and the end."""
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    return offsets
 
 
 class _MakeModules:

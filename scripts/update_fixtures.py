@@ -1,4 +1,4 @@
-"""Write each fixture's expected output (fixtures/cmake, fixtures/make) from the engine as it is now.
+"""Write each fixture's expected output (fixtures/cmake, fixtures/make, fixtures/python) from the engine as it is now.
 
 For a change that is meant to change ported output: run it, then read ``git diff fixtures/`` line by
 line: every changed expectation must be a change you meant. Cases whose output equals their input

@@ -15,13 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from buildport.audit import CMAKE, MAKE, RuleFilter, UsageError, audit, audit_text, code_only
-from buildport.engine import port_cmake, port_make
+from buildport.audit import CMAKE, MAKE, PYTHON, RuleFilter, UsageError, audit, audit_text, code_only
+from buildport.engine import port_cmake, port_make, port_setup_py
 from buildport.findings import Severity
 from buildport.rules.build_rules import BY_ID, RULES
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "fixtures" / "audit" / "mixed"
+
+
+#: The import that makes a Python file a PyTorch extension build.
+_EXT = "from torch.utils.cpp_extension import *\n"
 
 
 def where(text: str, needle: str, occurrence: int = 1) -> tuple[int, int]:
@@ -110,10 +114,26 @@ POSITIVE = [
     ("build-cuda-library", CMAKE, "set(EXTRA libcudart.so)\n", "libcudart", False),
     ("build-cuda-name", CMAKE, "option(USE_CUDA \"gpu\" ON)\n", "USE_CUDA", False),
     ("build-cuda-name", CMAKE, "cuda_add_cublas_to_target(t)\n", "cuda_add_cublas_to_target", True),
+    ("setup-py-nvcc-flag", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], extra_compile_args={"nvcc": ["-O3", "--use_fast_math"]})\n',
+     '"--use_fast_math"', True),
+    ("setup-py-arch", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], extra_compile_args={"nvcc": ["-arch=sm_80"]})\n',
+     '"-arch', True),
+    ("setup-py-library", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], libraries=["cublas"])\n', '"cublas"', True),
+    ("setup-py-library-unported", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], libraries=["nvjpeg"])\n', '"nvjpeg"',
+     False),
+    ("setup-py-dynamic", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], extra_compile_args={"nvcc": [f"-O{n}"]})\n',
+     'f"-O', False),
+    ("setup-py-build-ext", PYTHON, _EXT + "class Build(BuildExtension):\n    pass\n", "class", False),
+    ("setup-py-cuda-home", PYTHON, _EXT + "if CUDA_HOME is None:\n    raise SystemExit\n", "CUDA_HOME", False),
+    ("setup-py-arch-env", PYTHON, _EXT + 'os.environ["TORCH_CUDA_ARCH_LIST"] = "8.0"\n', '"TORCH', False),
 ]
 
 # (rule, kind, snippet): look-alikes that must not produce the rule.
 NOOP = [
+    ("setup-py-nvcc-flag", PYTHON, 'CUDAExtension("e", ["e.cu"], extra_compile_args={"nvcc": ["--use_fast_math"]})\n'),
+    ("setup-py-nvcc-flag", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], extra_compile_args={"cxx": ["-G"]})\n'),
+    ("setup-py-library", PYTHON, _EXT + 'CppExtension("e", ["e.cpp"], libraries=["cublas"])\n'),
+    ("setup-py-cuda-home", PYTHON, _EXT + "ROCM_HOME = None\n"),
     ("cmake-language", CMAKE, "project(p LANGUAGES CXX)\n"),
     ("cmake-library", CMAKE, "target_link_libraries(a MyCUDA::thing)\n"),
     ("gpu-tool", MAKE, "app: a.o\n\techo nsys nvprof\n"),  # an argument, not the program run
@@ -179,7 +199,7 @@ def test_a_copy_of_findcuda_is_reported_by_its_name_and_left() -> None:
 
 def test_catalogue_covers_what_the_engines_report() -> None:
     """Every rule id the engines report over their fixtures is in the catalogue, fixable as it says."""
-    for folder, port in (("cmake", port_cmake), ("make", port_make)):
+    for folder, port in (("cmake", port_cmake), ("make", port_make), ("python", port_setup_py)):
         for case in sorted((ROOT / "fixtures" / folder).iterdir()):
             for source in case.glob("input.*"):
                 for f in port(source.read_text(encoding="utf-8", errors="surrogateescape"), str(source)).findings:

@@ -1,4 +1,4 @@
-"""Every fixture under fixtures/<kind>/<case>/ is a byte-exact input/expected pair.
+"""Every fixture under fixtures/<kind>/<case>/ (cmake, make, python) is a byte-exact input/expected pair.
 
 ``input.<ext>`` is ported; the result must equal ``expected.<ext>`` byte for byte,
 or the input itself when there is no expected file. ``findings.txt`` lists the
@@ -17,7 +17,7 @@ from typing import Callable
 
 import pytest
 
-from buildport.engine import Result, port_cmake, port_make
+from buildport.engine import Result, port_cmake, port_make, port_setup_py
 from buildport.findings import Severity
 from buildport.passes.base import Options
 from buildport.syntax.cmake import parse_cmake, parse_cmake_lark
@@ -37,6 +37,12 @@ def _make_round_trip(text: str) -> None:
     assert str(parse_make(text)) == text
 
 
+def _python_round_trip(text: str) -> None:
+    import libcst
+
+    assert libcst.parse_module(text).code == text
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str
@@ -46,7 +52,10 @@ class Kind:
     at_least: int
 
 
-KINDS = (Kind("cmake", "cmake", port_cmake, _cmake_round_trip, 30), Kind("make", "mk", port_make, _make_round_trip, 25))
+KINDS = (
+    Kind("cmake", "cmake", port_cmake, _cmake_round_trip, 30), Kind("make", "mk", port_make, _make_round_trip, 25),
+    Kind("python", "py", port_setup_py, _python_round_trip, 5),
+)
 CASES = [(kind, case) for kind in KINDS for case in sorted(p for p in (FIXTURES / kind.name).iterdir() if p.is_dir())]
 IDS = [f"{kind.name}/{case.name}" for kind, case in CASES]
 

@@ -47,7 +47,8 @@ def _hooks() -> list[dict[str, str]]:
 @pytest.mark.parametrize(("hook", "matched", "unmatched"), [
     ("buildport-cmake", ["CMakeLists.txt", "cmake/gpu.cmake"], ["Makefile", "src/a.cu", "CMakeLists.txt.in"]),
     ("buildport-make", ["Makefile", "sub/GNUmakefile", "common.mk"], ["CMakeLists.txt", "Makefile.am"]),
-    ("buildport-audit", ["CMakeLists.txt", "a/k.cu", "b.mk"], ["README.md"]),
+    ("buildport-audit", ["CMakeLists.txt", "a/k.cu", "b.mk", "setup.py"], ["README.md", "build.py"]),
+    ("buildport-python", ["setup.py", "ext/setup.py"], ["mysetup.py", "setup.py.in", "CMakeLists.txt"]),
 ])
 def test_the_hooks_run_the_tool_on_its_files(hook: str, matched: list[str], unmatched: list[str]) -> None:
     row = next(h for h in _hooks() if h["id"] == hook)

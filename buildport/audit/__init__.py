@@ -16,14 +16,14 @@ The package: :mod:`~buildport.audit.collect` (which files), :mod:`~buildport.aud
 suppressions), :mod:`~buildport.audit.results` (what it gives).
 """
 
-from buildport.audit.collect import CMAKE, MAKE, SOURCE, is_audited, iter_collect, kind_of
+from buildport.audit.collect import CMAKE, MAKE, PYTHON, SOURCE, is_audited, iter_collect, kind_of
 from buildport.audit.file import audit_text
 from buildport.audit.residue import code_only, left_behind, line_changes, residue, suppressions
 from buildport.audit.results import AuditReport, FileAudit, RuleFilter, UsageError, describe, known_rules
 from buildport.audit.run import audit
 
 __all__ = [
-    "CMAKE", "MAKE", "SOURCE", "AuditReport", "FileAudit", "RuleFilter", "UsageError", "audit", "audit_text",
+    "CMAKE", "MAKE", "PYTHON", "SOURCE", "AuditReport", "FileAudit", "RuleFilter", "UsageError", "audit", "audit_text",
     "code_only", "describe", "is_audited", "iter_collect", "kind_of", "known_rules", "left_behind",
     "line_changes", "residue", "suppressions",
 ]

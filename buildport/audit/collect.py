@@ -8,22 +8,25 @@ from typing import Iterator
 
 from buildport.cache.fileindex import FileIndex
 from buildport.pipeline.discovery import (
-    MAKEFILE_NAMES, files_below, included_makefiles, is_cmake_file, is_make_file,
+    MAKEFILE_NAMES, files_below, included_makefiles, is_cmake_file, is_make_file, is_setup_py,
 )
 from buildport.pipeline.ignore import Ignore
 from buildport.source.scan import C_FAMILY_EXTENSIONS, CUDA_EXTENSIONS
 from buildport.textio import NOT_READ, SourceText
 
 
-CMAKE, MAKE, SOURCE = "cmake", "make", "source"
+CMAKE, MAKE, PYTHON, SOURCE = "cmake", "make", "python", "source"
 
 
 def kind_of(name: str) -> str | None:
-    """``cmake``, ``make``, ``source`` (a candidate: C/C++ files are checked for CUDA use) or None."""
+    """``cmake``, ``make``, ``python`` (a ``setup.py``), ``source`` (a candidate: C/C++ files are checked for CUDA
+    use) or None."""
     if is_cmake_file(name):
         return CMAKE
     if is_make_file(name):
         return MAKE
+    if is_setup_py(name):
+        return PYTHON
     extension = os.path.splitext(name)[1].lower()
     if extension in CUDA_EXTENSIONS or extension in C_FAMILY_EXTENSIONS:
         return SOURCE
@@ -42,7 +45,7 @@ def is_audited(name: str) -> bool:
     return (name[dot:].lower() in _AUDITED_SUFFIXES or name == "CMakeLists.txt") and kind_of(name) is not None
 
 
-_AUDITED_SUFFIXES = frozenset({".cmake", ".mk", *CUDA_EXTENSIONS, *C_FAMILY_EXTENSIONS})
+_AUDITED_SUFFIXES = frozenset({".cmake", ".mk", ".py", *CUDA_EXTENSIONS, *C_FAMILY_EXTENSIONS})
 
 
 def iter_collect(paths: list[str], errors: list[str], contents: dict[str, SourceText] | None = None,

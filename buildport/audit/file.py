@@ -13,7 +13,7 @@ from buildport.source.hipify_tables import installed_tables
 from buildport.source.left import cuda_left
 from buildport.source.lex import Lexed
 from buildport.source.scan import scan_cuda_source
-from buildport.audit.collect import CMAKE, SOURCE
+from buildport.audit.collect import CMAKE, PYTHON, SOURCE
 from buildport.audit.residue import is_silenced, left_alone, line_changes, may_have_residue, residue, suppressions
 from buildport.audit.results import FileAudit
 
@@ -30,6 +30,8 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
         return FileAudit(path, kind)
     if kind == CMAKE:
         result = engine.port_cmake(text, path, verify=False)
+    elif kind == PYTHON:
+        result = engine.port_setup_py(text, path, verify=False)
     else:
         result = engine.port_make(text, path, verify=False, facts=facts)
     audited = FileAudit(path, kind)
@@ -42,7 +44,8 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None) 
             finding = dataclasses.replace(finding, replacement=derived)
             audited.line_scoped.add(finding)
         audited.findings.append(finding)
-    for finding in [] if left_alone(result) else residue(text, path, kind, result.findings, changes):
+    quiet = left_alone(result) or kind == PYTHON
+    for finding in [] if quiet else residue(text, path, kind, result.findings, changes):
         audited.findings.append(finding)
         if finding.fixable and changes.get(finding.line) is not None:
             audited.line_scoped.add(finding)

@@ -18,7 +18,7 @@ from buildport.rules import build_rules
 from buildport.rules.build_rules import CUDA_WORD, RESIDUE_PATTERNS
 from buildport.rules.make import ROOT_VARIABLES
 from buildport.report.linediff import line_blocks, lines, whole
-from buildport.audit.collect import CMAKE
+from buildport.audit.collect import CMAKE, PYTHON
 
 
 _MARKER = re.compile(r"#[^\S\n]*buildport:[^\S\n]*ignore(?:\[([^\]\r\n]*)\]|(?![\w\[-]))")
@@ -147,7 +147,10 @@ def left_behind(text: str, path: str, kind: str, result: Result) -> list[Finding
 
 
 def may_have_residue(text: str, kind: str) -> bool:
-    """Whether CUDA text may be in a build file's code (the prescans' answer: no means none is)."""
+    """Whether CUDA text may be in a build file's code (the prescans' answer: no means none is). A
+    ``setup.py`` has no residue search: its engine's findings are all that is reported of it."""
+    if kind == PYTHON:
+        return False
     return _prescan().may_have_residue(text) if kind == CMAKE else not _make_quiet(text)
 
 

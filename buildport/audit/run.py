@@ -22,7 +22,7 @@ from buildport.textio import InputError, SourceText, read_source
 
 if TYPE_CHECKING:
     from buildport.passes.make_facts import FileFacts
-from buildport.audit.collect import CMAKE, MAKE, SOURCE, iter_collect
+from buildport.audit.collect import CMAKE, MAKE, PYTHON, SOURCE, iter_collect
 from buildport.audit.file import engines, audit_text
 from buildport.audit.results import AuditReport, FileAudit, RuleFilter
 
@@ -263,7 +263,7 @@ def _audit_keys() -> dict[str, Keys]:
     """The cache keys of each kind's audit: a source's depends on the hipify-perl whose tables read it."""
     tables = installed_tables()
     return {kind: Cache.keys(f"audit-{kind}", tables.digest if kind == SOURCE and tables else None)
-            for kind in (CMAKE, MAKE, SOURCE)}
+            for kind in (CMAKE, MAKE, PYTHON, SOURCE)}
 
 
 def _audit_chunk(tasks: list[AuditTask], cache: Cache | None) -> list[FileAudit | None | str]:

@@ -242,6 +242,22 @@ def make(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, o
              (exclude, extend_exclude, force_exclude), jobs, cache_dir, no_cache)
 
 
+@main.command()
+@_rewrite_options
+def python(paths: tuple[str, ...], in_place: bool, show_diff: bool, check: bool, offload_arch: tuple[str, ...],
+           quiet: bool, verbose: bool, config_file: str | None, exclude: str | None,
+           extend_exclude: str | None, force_exclude: str | None, jobs: int, cache_dir: Path | None,
+           no_cache: bool) -> None:
+    """Port setup.py files that build PyTorch C++/CUDA extensions (torch.utils.cpp_extension; - reads stdin).
+
+    The nvcc flags and CUDA libraries of each CUDAExtension are translated; the
+    rest is reported. By default the ported text is printed. Exit codes: 0
+    success, 1 --check found changes, 2 an input could not be processed.
+    """
+    _rewrite("python", paths, in_place, show_diff, check, offload_arch, quiet, verbose, config_file,
+             (exclude, extend_exclude, force_exclude), jobs, cache_dir, no_cache)
+
+
 def _with_config(config: Config, offload_arch: tuple[str, ...], jobs: int) -> tuple[tuple[str, ...], int]:
     """``--offload-arch`` and ``--jobs`` from the configuration where the command line did not give them."""
     configured = config.chosen(_given("offload-arch", "jobs"))
@@ -254,7 +270,7 @@ def _rewrite(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: bool,
              offload_arch: tuple[str, ...], quiet: bool, verbose: bool, config_file: str | None,
              excludes: tuple[str | None, str | None, str | None], jobs: int, cache_dir: Path | None,
              no_cache: bool) -> None:
-    """``buildport cmake`` and ``buildport make``: the configuration, the walk's exclusions (``excludes``:
+    """``buildport cmake``, ``buildport make`` and ``buildport python``: the configuration, the walk's exclusions (``excludes``:
     ``--exclude``, ``--extend-exclude``, ``--force-exclude``), then the run, replayed where it may be."""
     if in_place and (show_diff or check):
         raise click.UsageError("--in-place writes the files: it goes with neither --diff nor --check "
@@ -274,20 +290,20 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
                  offload_arch: tuple[str, ...], quiet: bool, verbose: bool, ignore: Ignore, jobs: int,
                  cache: Cache | None) -> None:
     from buildport.options import Options
-    from buildport.pipeline.discovery import included_makefiles, is_cmake_file, is_make_file, iter_paths
+    from buildport.pipeline.discovery import included_makefiles, is_cmake_file, is_make_file, is_setup_py, iter_paths
     from buildport.pipeline.port import port_files
 
-    wanted = is_cmake_file if kind == "cmake" else is_make_file
+    wanted = {"cmake": is_cmake_file, "make": is_make_file, "python": is_setup_py}[kind]
     skipped: list[str] = []
     contents: dict[str, SourceText] = {}  # what discovery read, so that each file is read once
     index = cache.files if cache is not None else None
     stdin = sys.stdin.buffer.read() if "-" in paths else None
     files: Iterable[str]
-    if kind == "cmake":  # ported as discovery finds them: see port_files
+    if kind != "make":  # ported as discovery finds them: see port_files
         files = iter_paths(list(paths), wanted, skipped, contents, index, ignore)
     outside: list[str] = []  # Makefiles the tree includes from outside the paths named: read, never written
     left_out: list[str] = []  # and those .gitignore or --exclude leave out: the same
-    if kind != "cmake":
+    if kind == "make":
         roots = [os.path.realpath(p if os.path.isdir(p) else os.path.dirname(p) or ".") for p in paths if p != "-"]
 
         def walked() -> Iterator[str]:  # as the port asks for the files: its pool can start during the walk
@@ -315,8 +331,8 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
     for note in skipped:
         click.echo(note, err=True)
     if not run.outcomes:  # a tree without build files: nothing to do, as black says of one without Python
-        click.echo(f"buildport: no {'CMake files' if kind == 'cmake' else 'Makefiles'} found; nothing to do",
-                   err=True)
+        found = {"cmake": "CMake files", "make": "Makefiles", "python": "setup.py files"}[kind]
+        click.echo(f"buildport: no {found} found; nothing to do", err=True)
         sys.exit(EXIT_OK)
     # what --in-place may write: below the folders named, or a file named itself (where it leads)
     writable = [p if os.path.isdir(p) else os.path.dirname(os.path.realpath(p)) for p in paths if p != "-"]

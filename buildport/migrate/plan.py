@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import stat
 from concurrent.futures import ThreadPoolExecutor
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -27,9 +28,10 @@ from buildport.migrate.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
 from buildport.source.hipify import ENGINE_TIMEOUT, HipifyResult, find_engine, installed_hip_version, run_engine
 from buildport.options import Options
-from buildport.result import Region, Result
+from buildport.result import Region, Result, UnstableRewrite
+from buildport.syntax.errors import ParseError
 from buildport.pipeline.discovery import (
-    BUILD_TREE_MARKS, discover, included_makefiles, is_cmake_file, is_make_file,
+    BUILD_TREE_MARKS, discover, included_makefiles, is_cmake_file, is_make_file, is_setup_py,
 )
 from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.outcomes import FileOutcome
@@ -57,7 +59,7 @@ class Change:
     path: Path
     source: SourceText
     new_text: str
-    kind: str  # "cmake", "make", "source"
+    kind: str  # "cmake", "make", "python" (a setup.py), "source"
     hipify: HipifyResult | None = None
     #: What buildport.source.fix changed in a source after hipify: fix id → how many.
     fixes: dict[str, int] = field(default_factory=dict)
@@ -98,6 +100,10 @@ class Plan:
     configures: list[Configure] = field(default_factory=list)
     cmake_added: list[Path] = field(default_factory=list)
     cmake_static_only: list[Path] = field(default_factory=list)
+    #: The setup.py files that build PyTorch extensions, and the CUDA sources those name: left as they are,
+    #: PyTorch hipifies them when it builds the extension on ROCm.
+    setup_files: list[Path] = field(default_factory=list)
+    extension_sources: list[Path] = field(default_factory=list)
 
     def reported(self) -> list[Change]:
         """Every file the migration changed or renamed, in path order: what the reports list."""
@@ -229,6 +235,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     notes: list[str] = []  # what discovery could not read (a folder, a named pipe): listed as skipped
     cmake_files = list(discover(root, is_cmake_file, notes, ignore=ignore))
     make_files = list(discover(root, is_make_file, notes, ignore=ignore))
+    setup_files = list(discover(root, is_setup_py, notes, ignore=ignore))
     for note in dict.fromkeys(notes):  # both walks meet an unreadable folder
         where, _, why = note.partition(": skipped: ")
         if "cannot be read" in why or why.endswith(NOT_READ):
@@ -257,10 +264,41 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
         _ask_cmake(plan, [p for p in plan.build_files if is_cmake_file(p.name)])
     add_headers(plan.sources, root)
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")), ignore=ignore)]
-    plan.unreferenced = unreferenced(root, plan.sources, every)
+    plan.setup_files = [p for p in setup_files if not _link_out(p, root, plan)]
+    _plan_setup_py(plan, options)
+    plan.unreferenced = [p for p in unreferenced(root, plan.sources, every)
+                         if p.resolve() not in {e.resolve() for e in plan.extension_sources}]
     _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args)
     _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
     return plan
+
+
+def _plan_setup_py(plan: Plan, options: Options) -> None:
+    """Port each ``setup.py`` that builds PyTorch extensions (:func:`buildport.engine.port_setup_py`), and
+    list the CUDA sources its extensions name. Those are not hipified here: on ROCm, PyTorch's
+    ``BuildExtension`` hipifies them itself when it builds the extension (with its own table of PyTorch's
+    CUDA names, which hipify-perl lacks), and the same sources and ``setup.py`` still build with CUDA."""
+    from buildport.engine import port_setup_py
+    from buildport.passes.setup_py import extension_sources
+
+    for path in plan.setup_files:
+        try:
+            source = read_source(str(path))
+            result = port_setup_py(source.text, str(path), options)
+            named = extension_sources(source.text, str(path))
+        except (ParseError, InputError, UnstableRewrite) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "could not be read"
+            plan.skipped.append((plan.relative(path), f"not ported: {first}"))
+            continue
+        for name in named:
+            found = path.parent / name
+            if found.suffix in (".cu", ".cuh") and found.is_file() and found not in plan.extension_sources:
+                plan.extension_sources.append(found)
+        relative = plan.relative(path)
+        plan.findings.extend(dataclasses.replace(f, path=relative) for f in result.findings
+                             if f.severity >= Severity.WARNING)
+        if result.changed:
+            plan.changes.append(Change(path, source, result.text, "python", regions=result.regions))
 
 
 def _in_copy(outcome: FileOutcome, copy: str) -> FileOutcome:
@@ -692,6 +730,7 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
         "hip_version": None if plan.hip_version is None else ".".join(map(str, plan.hip_version)),
         "changed": changed, "remaining": remaining, "notes": notes,
         "unreferenced": [plan.relative(p) for p in plan.unreferenced],
+        "extension_sources": [plan.relative(p) for p in plan.extension_sources],
         "outside": [{"path": path, "named_in": named_in, "line": line} for path, named_in, line in outside(plan)],
         "skipped": [{"path": p, "why": w} for p, w in plan.skipped],
         "hipify_failures": [{"path": p, "error": e} for p, e in plan.hipify_failures],
@@ -725,6 +764,11 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
               for r in remaining] or ["- nothing found"]
     if notes:
         lines += ["", f"{len(notes)} notes of lesser weight (performance, style) are listed in migration.json."]
+    if plan.extension_sources:
+        lines += ["", "## CUDA sources of PyTorch extensions (left as they are)", "",
+                  "PyTorch for ROCm hipifies these itself when it builds the extension that names them, and they "
+                  "still build with CUDA.", ""]
+        lines += [f"- `{plan.relative(p)}`" for p in plan.extension_sources]
     if plan.unreferenced:
         lines += ["", "## CUDA sources no build file references (not converted)", ""]
         lines += [f"- `{plan.relative(p)}`" for p in plan.unreferenced]
@@ -802,6 +846,10 @@ def _build_commands(plan: Plan, options: Options) -> list[str]:
         return [f"cmake -S . -B build{chosen}", "cmake --build build"]
     if names & {"Makefile", "makefile", "GNUmakefile"}:
         return ["make" if options.probe_targets else f'make HIP_OFFLOAD_ARCH="{arch.replace(";", " ")}"']
+    if any(p.parent.resolve() == plan.root.resolve() for p in plan.setup_files):
+        # PyTorch for ROCm picks the targets (PYTORCH_ROCM_ARCH) where the setup.py names none
+        chosen = "" if options.probe_targets else f'PYTORCH_ROCM_ARCH="{arch}" '
+        return [f"{chosen}pip install --no-build-isolation ."]
     return ["(no top-level build file: build each directory as before)"]
 
 

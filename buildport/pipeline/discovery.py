@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Iterator
 from buildport.cache.fileindex import FileIndex, Listing, folder_stamp, stamp
 from buildport.passes.includes import include_targets
 from buildport.pipeline.ignore import Ignore
+from buildport.rules.python import SETUP_NAMES
 from buildport.textio import InputError, NotARegularFile, SourceText, check_regular, read_bytes, read_source
 
 
@@ -28,6 +29,11 @@ MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 
 def is_make_file(name: str) -> bool:
     return name in MAKEFILE_NAMES or name.endswith(".mk")
+
+
+def is_setup_py(name: str) -> bool:
+    """A Python build file that may build PyTorch extensions (``setup.py``)."""
+    return name in SETUP_NAMES
 
 
 #: Entries that mark a folder as a build tree, whose files discovery skips (a folder given as the

@@ -450,6 +450,8 @@ def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmak
     try:
         if kind == "cmake":
             result = engine.port_cmake(source.text, source.path, options)
+        elif kind == "python":
+            result = engine.port_setup_py(source.text, source.path, options)
         else:
             result = engine.port_make(source.text, source.path, options, facts=facts)
         result.findings.extend(_left_behind(source.text, source.path, kind, result))

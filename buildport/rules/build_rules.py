@@ -34,7 +34,7 @@ ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 class BuildRule:
     """One kind of CUDA dependency in a build file.
 
-    ``kind`` says where it is reported: ``cmake``, ``make`` or ``build`` (both).
+    ``kind`` says where it is reported: ``cmake``, ``make``, ``python`` (``setup.py``) or ``build`` (any).
     ``fixable`` is ``yes`` (every finding is a rewrite), ``no`` (never) or
     ``varies``. ``source`` is a short note of where the fact comes from.
     """
@@ -186,6 +186,34 @@ RULES: tuple[BuildRule, ...] = (
               "(`$(filter-out -std=c++% -std=gnu++%,$(CFLAGS))`), and drop one written there; one in the compiler's "
               "own variable is reported.",
               "clang, measured; HeCBench frna"),
+    # --- setup.py engine: PyTorch C++/CUDA extensions ---------------------------------------------
+    BuildRule("setup-py-nvcc-flag", "nvcc flag of a CUDAExtension", INFO, "python", "yes",
+              "On ROCm, PyTorch hands `extra_compile_args[\"nvcc\"]` to hipcc, which rejects nvcc's own flags; "
+              "the port translates the list's words with the nvcc flag table.",
+              "torch.utils.cpp_extension; buildport.rules.flags"),
+    BuildRule("setup-py-arch", "NVIDIA architecture flag of a CUDAExtension", INFO, "python", "yes",
+              "`-gencode`/`-arch` name NVIDIA GPUs: they become `--offload-arch` for the targets the run names, "
+              "or are dropped so that PyTorch adds its own (`PYTORCH_ROCM_ARCH`, else those it was built for).",
+              "torch.utils.cpp_extension (_get_rocm_arch_flags)"),
+    BuildRule("setup-py-library", "CUDA library of a CUDAExtension", INFO, "python", "yes",
+              "`libraries=` names CUDA libraries; the port names the ROCm ones of the library table.",
+              "buildport.rules.libraries"),
+    BuildRule("setup-py-library-unported", "CUDA library without ROCm counterpart", WARNING, "python", "no",
+              "A CUDA library in `libraries=` that ROCm has no counterpart of; left as it is.",
+              "buildport.rules.libraries"),
+    BuildRule("setup-py-dynamic", "nvcc flags buildport cannot read", WARNING, "python", "no",
+              "An f-string, a variable, a call or an unpacked list among the nvcc flags or libraries, or "
+              "`extra_compile_args` built where the port does not follow it: left as it is, for a person.",
+              "buildport"),
+    BuildRule("setup-py-build-ext", "Custom build_ext class", WARNING, "python", "no",
+              "A subclass of `BuildExtension` or `build_ext` may set compilers, flags or CUDA paths of its own.",
+              "torch.utils.cpp_extension"),
+    BuildRule("setup-py-cuda-home", "CUDA install root probed", WARNING, "python", "no",
+              "`CUDA_HOME` is None on ROCm (`ROCM_HOME` is set): a build that tests it or runs its `bin/nvcc` "
+              "stops or skips the extension.", "torch.utils.cpp_extension"),
+    BuildRule("setup-py-arch-env", "NVIDIA architectures from the environment or the GPU", WARNING, "python", "no",
+              "`TORCH_CUDA_ARCH_LIST` and `torch.cuda.get_device_capability()` give NVIDIA architectures; on ROCm "
+              "PyTorch reads `PYTORCH_ROCM_ARCH`.", "torch.utils.cpp_extension"),
     # --- nvcc flag translation (both engines) -------------------------------------------------
     BuildRule("nvcc-flag", "nvcc flag value not translated", WARNING, "build", "no",
               "An nvcc flag whose value buildport does not know is left as it is; hipcc will reject or "
