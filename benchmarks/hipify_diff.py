@@ -29,22 +29,25 @@ SUFFIXES = (".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc")
 
 
 def hipify_perl(engine: Path, name: str, data: bytes, scratch: Path) -> tuple[int, bytes, bytes, float]:
-    """(exit code, stdout, stderr, seconds) of hipify-perl over a copy of ``data`` at ``scratch/name``."""
+    """(exit code, stdout, stderr, CPU seconds) of hipify-perl over a copy of ``data`` at ``scratch/name``
+    (its CPU time, user and system, as ``/usr/bin/time`` reads it: the machine may be busy)."""
     given = scratch / name
     given.write_bytes(data)
-    start = time.perf_counter()
-    done = subprocess.run([str(engine), "-print-stats", str(given)], capture_output=True, check=False)
-    return done.returncode, done.stdout, done.stderr, time.perf_counter() - start
+    clock = scratch / "time.txt"
+    done = subprocess.run(["/usr/bin/time", "-f", "%U %S", "-o", str(clock), str(engine), "-print-stats", str(given)],
+                          capture_output=True, check=False)
+    user, system = clock.read_text().split()[-2:]
+    return done.returncode, done.stdout, done.stderr, float(user) + float(system)
 
 
 def compare(converter: Converter, engine: Path, name: str, data: bytes, scratch: Path) -> tuple[str, str, float, float]:
-    """(verdict, detail, built-in seconds, hipify-perl seconds) for one file: verdict is ``identical``,
+    """(verdict, detail, built-in CPU seconds, hipify-perl CPU seconds) for one file: verdict is ``identical``,
     ``untouched`` (identical, no engine needed), ``fell back`` or ``DIFFERENT``."""
     given = str(scratch / name)
-    start = time.perf_counter()
+    start = time.thread_time()
     ours = converter.attempt(data, given)
+    mine = time.thread_time() - start
     untouched = converter.untouched(data)
-    mine = time.perf_counter() - start
     code, out, err, theirs = hipify_perl(engine, name, data, scratch)
     if not isinstance(ours, Converted):
         return "fell back", ours, mine, theirs
@@ -96,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="hipify-perl runs at once")
     parser.add_argument("--max-lines", type=int, default=0, help="only files of at most this many lines")
     parser.add_argument("--suffixes", default=",".join(SUFFIXES), help="the file name endings compared")
+    parser.add_argument("--per-folder", type=int, default=0, help="at most this many files of each folder named")
+    parser.add_argument("--built-in-only", action="store_true",
+                        help="run the built-in engine alone: its throughput, and how many files it hands back")
     parser.add_argument("--quiet", action="store_true", help="no line per file that differs or fell back")
     args = parser.parse_args(argv)
     converter = converter_for(args.engine)
@@ -105,10 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     sources: list[Iterator[tuple[str, bytes]]] = [folder_sources(f) for f in args.folders]
     if args.git_dir:
         sources.append(git_sources(args.git_dir, args.under))
-    files = [item for source in sources for item in source
-             if item[0].endswith(tuple(args.suffixes.split(","))) and not (args.max_lines and item[1].count(b"\n") > args.max_lines)]
+    suffixes = tuple(args.suffixes.split(","))
+    files = []
+    for source in sources:
+        chosen = [item for item in source
+                  if item[0].endswith(suffixes) and not (args.max_lines and item[1].count(b"\n") > args.max_lines)]
+        files += chosen[: args.per_folder] if args.per_folder else chosen
     if args.limit:
         files = files[: args.limit]
+    if args.built_in_only:
+        return _built_in_only(converter, files)
     counts: collections.Counter[str] = collections.Counter()
     reasons: collections.Counter[str] = collections.Counter()
     times = {"built-in": 0.0, "hipify-perl": 0.0}
@@ -128,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             if verdict == "fell back":
                 reasons[detail] += 1
             if verdict in ("fell back", "DIFFERENT") and not args.quiet:
-                print(f"{verdict}: {where}: {detail}")
+                print(f"{verdict}: {where}: {detail}", flush=True)
     megabytes = size / 1e6
     print(f"files compared: {len(files)} ({megabytes:.2f} MB)")
     for verdict in ("identical", "untouched", "fell back", "DIFFERENT"):
@@ -136,10 +148,28 @@ def main(argv: list[str] | None = None) -> int:
     for reason, n in reasons.most_common():
         print(f"    fell back, {n}: {reason}")
     rates = {k: megabytes / v if v else float("inf") for k, v in times.items()}
-    print(f"built-in: {times['built-in']:.2f} s of CPU, {rates['built-in']:.2f} MB/s; "
-          f"hipify-perl: {times['hipify-perl']:.2f} s (one process a file), {rates['hipify-perl']:.4f} MB/s; "
+    print(f"CPU time: built-in {times['built-in']:.2f} s, {rates['built-in']:.2f} MB/s; "
+          f"hipify-perl {times['hipify-perl']:.2f} s (one process a file), {rates['hipify-perl']:.4f} MB/s; "
           f"ratio {rates['built-in'] / rates['hipify-perl']:.0f}x")
     return 1 if counts["DIFFERENT"] else 0
+
+
+def _built_in_only(converter: Converter, files: list[tuple[str, bytes]]) -> int:
+    """The built-in engine over ``files``, in this process: counts and MB/s of CPU time (best of three rounds)."""
+    counts: collections.Counter[str] = collections.Counter()
+    for where, data in files:
+        done = converter.attempt(data, Path(where).name)
+        counts["fell back" if isinstance(done, str) else "untouched" if converter.untouched(data) else "converted"] += 1
+    best = float("inf")
+    for _round in range(3):
+        start = time.process_time()
+        for where, data in files:
+            converter.attempt(data, Path(where).name)
+        best = min(best, time.process_time() - start)
+    megabytes = sum(len(data) for _where, data in files) / 1e6
+    print(f"files: {len(files)} ({megabytes:.2f} MB): " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    print(f"built-in: {best:.2f} s of CPU, {megabytes / best if best else float('inf'):.2f} MB/s")
+    return 0
 
 
 if __name__ == "__main__":
