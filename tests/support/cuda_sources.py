@@ -20,7 +20,7 @@ from buildport.source.hipify_script import HipifyScript
 HIPIFY_PERL = Path("/usr/local/bin/hipify-perl")
 
 _SEPARATORS = (" ", "", ";", "(", ")", ", ", "\t", "::", ".", "->", "<", ">", "*", "&", "!", "#", "-", "=", "[",
-               "/", "'", '"', "{", "}", "`", "@", "$", "%", "^", "+", "?", ":", "\\", "\x0b", "\x0c")
+               "/", "'", '"', "{", "}", "`", "@", "$", "%", "^", "+", "?", ":", "\\", "\x0b", "\x0c", "\xa0", "\x85")
 _FIXED = (
     "__global__ void k(float *x) {", "__shared__ float s[32];", "__device__ int f();", "}",
     "k<<<grid, block>>>(x);", "k<float><<<1, 2, 0, stream>>>();", "kern<<<dim3(1,2), n*2>>>(a, b)",
