@@ -65,6 +65,7 @@ def differences(converter: Converter, sources: list[bytes], folder: Path, parts:
 EDGES = [
     b"", b"\n", b"int a;", b"int a;\n", b"cudaMalloc", b"cudaMalloc\r\n", b"x cudaMalloc(p, n); cudaFree(p);\r\n",
     b"#include <cuda_runtime.h>\n#include \"cuda.h\"\n#include<cuda.h>\n", b"a.cuda.h !cuda.h cuda_h cudaXh\n",
+    b"%cuda.h $cuda_runtime.h \x00cuda.h #cuda.h\n",  # hipify-perl's Perl string: `$%` is a variable, not two characters
     b"__global__ void k() {}\n", b"// __shared__ in a comment\n", b"__global__\r\n", b"using namespace cub;\ncub::Foo\n",
     b"cudaMemcpyToSymbol(sym, src, n);\ncudaMemcpyFromSymbol(dst, sym, n);\n",
     b"cudaGetSymbolAddress((void**)&p,\n   sym);\n", b"texture<float> t; // texture\n",

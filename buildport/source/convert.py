@@ -37,7 +37,9 @@ from buildport.source.perl_search import Ordered, Unsure, device_call, find, wal
 
 _WORD = re.compile(rb"\w+")
 _LEFT = re.compile(rb"\bcuda[A-Z]\w+")  # step 5: a CUDA runtime name left in a line
-_NOT_BEFORE_HEADER = rb"(?<![!~`@#$%^&*\-+=\[\](){}.,?'>])"  # hipify-perl's $i of its `subst`
+#: hipify-perl's ``$i`` of its ``subst``: the characters a header may not follow. The Perl string holds
+#: ``\\$%``, in which ``$%`` is a variable (0): the class refuses NUL, and allows ``$`` and ``%``.
+_NOT_BEFORE_HEADER = rb"(?<![!~`@#\x00^&*\-+=\[\](){}.,?'>])"
 _LOOKBEHIND_KINDS = frozenset(("include", "include_cuda_main_header"))
 _CUB = ((re.compile(rb"using\s*namespace\s*cub"), b"using namespace hipcub"), (re.compile(rb"\bcub::\b"), b"hipcub::"))
 _ARG = rb"([^,\)]+)"
