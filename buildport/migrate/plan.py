@@ -263,7 +263,8 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     add_headers(plan.sources, root)
     every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")), ignore=ignore)]
     plan.unreferenced = unreferenced(root, plan.sources, every)
-    _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin_engine(engine, engine_path, engine_args))
+    builtin = builtin_engine(engine, engine_path, engine_args)
+    _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
     _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
     return plan
 
@@ -328,8 +329,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
                   builtin: Converter | None = None) -> None:
     """Each source the build uses through the engine (the built-in one where it is certain, else the program
     on a copy of its bytes: see :func:`~buildport.source.hipify.convert_source`), then the source rules over
-    what it gave. ``progress`` is told
-    (files done, files in all) as each file is done."""
+    what it gave. ``progress`` is told (files done, files in all) as each file is done."""
     import threading
 
     files = sorted(plan.sources.all)

@@ -1,5 +1,9 @@
 """Find and run a hipify engine (hipify-perl or hipify-clang) on source files.
 
+:func:`convert_source` is the one call per source: the built-in engine (:mod:`buildport.source.convert`,
+hipify-perl's conversion compiled from the installed script's tables) where it is certain of what
+hipify-perl would write, else the program itself (:func:`run_engine`).
+
 The engine runs without a shell, with an argument list, a timeout and its
 stderr captured; its translation is read from stdout and written by buildport
 itself (atomically), so the engine never touches the tree. A run that converts
