@@ -73,3 +73,14 @@ def test_linearity_prints_its_table() -> None:
     assert measured == {(shape, p) for shape in ("cmake:targets", "make:tgt-var", "make:synthetic") for p in pipelines}
     unknown = subprocess.run([sys.executable, str(script), "--shapes", "cmake:nothing"], capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown shapes: cmake:nothing" in unknown.stderr
+
+
+def test_hipify_diff_compares_the_engines_on_a_tiny_folder(tmp_path: Path) -> None:
+    (tmp_path / "a.cu").write_text("#include <cuda_runtime.h>\n__global__ void k() {}\nint main() { cudaFree(0); }\n")
+    (tmp_path / "plain.cpp").write_text("int helper() { return 1; }\n")
+    script = BENCH.parent / "hipify_diff.py"
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, check=True,
+                          timeout=300)
+    assert "files compared: 2" in done.stdout
+    assert "identical: 1" in done.stdout and "untouched: 1" in done.stdout and "DIFFERENT: 0" in done.stdout
+    assert "MB/s" in done.stdout

@@ -19,14 +19,16 @@ from concurrent.futures import ThreadPoolExecutor
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from buildport.migrate.asking import Answer
 from buildport.source.carry import carried
 from buildport.migrate.cmakeapi import Configure, configures
 from buildport.migrate.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
 from buildport.findings import Finding, Severity
-from buildport.source.hipify import ENGINE_TIMEOUT, HipifyResult, find_engine, installed_hip_version, run_engine
+from buildport.source.hipify import (
+    ENGINE_TIMEOUT, HipifyResult, builtin_engine, convert_source, find_engine, installed_hip_version,
+)
 from buildport.options import Options
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.syntax.errors import ParseError
@@ -46,6 +48,9 @@ from buildport.textio import (
     remove_stale_temporaries,
     write_atomic, write_new,
 )
+
+if TYPE_CHECKING:
+    from buildport.source.convert import Converter
 
 
 class MigrationError(Exception):
@@ -268,7 +273,8 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     _plan_setup_py(plan, options)
     plan.unreferenced = [p for p in unreferenced(root, plan.sources, every)
                          if p.resolve() not in {e.resolve() for e in plan.extension_sources}]
-    _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args)
+    builtin = builtin_engine(engine, engine_path, engine_args)
+    _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
     _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
     return plan
 
@@ -357,10 +363,11 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
 
 
 def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, int], None] | None,
-                  timeout: float = ENGINE_TIMEOUT, engine_args: tuple[str, ...] = ()) -> None:
-    """Each source the build uses through the engine (on a copy of its bytes: see
-    :func:`~buildport.source.hipify.run_engine`), then the source rules over what it gave. ``progress`` is told
-    (files done, files in all) as each file is done."""
+                  timeout: float = ENGINE_TIMEOUT, engine_args: tuple[str, ...] = (),
+                  builtin: Converter | None = None) -> None:
+    """Each source the build uses through the engine (the built-in one where it is certain, else the program
+    on a copy of its bytes: see :func:`~buildport.source.hipify.convert_source`), then the source rules over
+    what it gave. ``progress`` is told (files done, files in all) as each file is done."""
     import threading
 
     files = sorted(plan.sources.all)
@@ -373,7 +380,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
             data = read_input(str(path))
         except InputError as exc:
             return exc, HipifyResult(str(path))
-        result = run_engine(engine, path, include_dirs, timeout, data, engine_args)
+        result = convert_source(engine, path, include_dirs, timeout, data, engine_args, builtin)
         if progress is not None:
             with counting:
                 done[0] += 1

@@ -1,5 +1,9 @@
 """Find and run a hipify engine (hipify-perl or hipify-clang) on source files.
 
+:func:`convert_source` is the one call per source: the built-in engine (:mod:`buildport.source.convert`,
+hipify-perl's conversion compiled from the installed script's tables) where it is certain of what
+hipify-perl would write, else the program itself (:func:`run_engine`).
+
 The engine runs without a shell, with an argument list, a timeout and its
 stderr captured; its translation is read from stdout and written by buildport
 itself (atomically), so the engine never touches the tree. A run that converts
@@ -15,9 +19,13 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from buildport.migrate.asking import run_group_bytes
 from buildport.textio import decode
+
+if TYPE_CHECKING:
+    from buildport.source.convert import Converter
 
 ENGINES = ("hipify-perl", "hipify-clang")
 INSTALL_HINT = (
@@ -112,6 +120,30 @@ _UNSUPPORTED = re.compile(r'^\s*warning:\s*.+?:(\d+):\s*unsupported (?:identifie
 ENGINE_TIMEOUT = 300.0
 
 
+def builtin_engine(engine: Path, explicit: str | None, extra: tuple[str, ...]) -> Converter | None:
+    """The built-in engine ``migrate`` converts with: the one compiled from ``engine`` when that is a
+    hipify-perl whose code it knows, found (not named with ``--hipify PATH``: a program named is run) and
+    given no arguments of the user's (``--hipify-arg``); else None."""
+    if explicit or extra:
+        return None
+    from buildport.source.convert import converter_for  # compiles its tables: only for a run that converts
+
+    return converter_for(engine)
+
+
+def convert_source(engine: Path, path: Path, include_dirs: list[Path], timeout: float, data: bytes,
+                   extra: tuple[str, ...] = (), builtin: Converter | None = None) -> HipifyResult:
+    """Translate one file (``data``, its bytes) as ``engine`` would: with ``builtin`` (the built-in
+    engine, see :func:`builtin_engine`) where it is certain of hipify-perl's output, which also spares a
+    file with nothing to convert any engine; else with the program itself (:func:`run_engine`)."""
+    if builtin is not None:
+        done = builtin.convert(data, str(path))
+        if done is not None:
+            return engine_result(HipifyResult(str(path)), engine.name, 0, done.output,
+                                 done.messages.decode("utf-8", "replace"), data)
+    return run_engine(engine, path, include_dirs, timeout, data, extra)
+
+
 def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: float = ENGINE_TIMEOUT,
                data: bytes | None = None, extra: tuple[str, ...] = ()) -> HipifyResult:
     """Translate one file; the file itself is not written.
@@ -148,6 +180,15 @@ def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: floa
     stderr = stderr_bytes.decode("utf-8", "replace")
     if given != path:
         stderr = stderr.replace(str(given), str(path))
+    return engine_result(result, engine.name, code, stdout, stderr, data)
+
+
+def engine_result(result: HipifyResult, name: str, code: int, stdout: bytes, stderr: str,
+                  data: bytes | None) -> HipifyResult:
+    """``result`` filled in from what an engine called ``name`` wrote (``stdout``, ``stderr``) and its exit
+    ``code``, for the file whose bytes are ``data``: the same for hipify-perl and for the built-in engine
+    (:mod:`buildport.source.convert`), which writes what hipify-perl would."""
+    path = result.path
     for line in stderr.splitlines():
         if line.lstrip().lower().startswith("warning:"):  # not the statistics' "WARNINGS: 0"
             result.warnings.append(line.strip())
@@ -162,14 +203,14 @@ def run_engine(engine: Path, path: Path, include_dirs: list[Path], timeout: floa
     if code != 0:
         said = [line.strip() for line in stderr.splitlines() if line.strip()]
         last = f": {said[-1][:300]}" if said else ""
-        result.error = f"{engine.name} exited with {code}{last}"
+        result.error = f"{name} exited with {code}{last}"
         return result
     if data is not None:
         implausible = _implausible(data, stdout)
         if implausible:
-            result.error = f"{engine.name} gave {implausible}; its output was not used"
+            result.error = f"{name} gave {implausible}; its output was not used"
             return result
-    result.text = decode(stdout, str(path))
+    result.text = decode(stdout, path)
     return result
 
 
