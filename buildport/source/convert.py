@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildport.passes.wordtrie import trie_pattern
-from buildport.source.hipify_script import HipifyScript, Row, read_script
+from buildport.source.hipify_script import HipifyScript, Row, read_script, script_text
 from buildport.source.perl_search import Ordered, Unsure, device_call, find, walk_hash
 
 _WORD = re.compile(rb"\w+")
@@ -379,9 +379,8 @@ def converter_for(engine: Path) -> Converter | None:
 @functools.cache
 def _converter_of(path: str, mtime: int, size: int) -> Converter | None:
     """One script's engine, compiled once per process for each version of the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = script_text(path, mtime, size)
+    if text is None:
         return None
     script = read_script(text)
     return None if script is None else Converter(script)

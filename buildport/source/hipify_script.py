@@ -14,16 +14,18 @@ ROCm release that changed how it converts) gives ``None``: every file then goes 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 #: Digests of the code (data rows removed, see :func:`code_digest`) of the hipify-perl releases the
 #: built-in engine reproduces: Debian 13's hipify-perl 6.0.2 (HIP 6.0.0).
 KNOWN_CODE = frozenset({"16df2df54b90068f"})
 
-_SUB = re.compile(r"^sub (\w+) \{$", re.M)
-_SUBST = re.compile(r'^\s*subst\("((?:[^"\\]|\\.)+)", "((?:[^"\\]|\\.)*)", "(\w+)"\);$', re.M)
+_SUB_HEAD = re.compile(r"^sub (\w+) \{$", re.M)
+SUBST = re.compile(r'^\s*subst\("((?:[^"\\]|\\.)+)", "((?:[^"\\]|\\.)*)", "(\w+)"\);$', re.M)
 _LISTED = re.compile(r'^\s*,?\s*"(\w+)",?$', re.M)
 _HASHED = re.compile(r'^\s*"(\w+)" => "([\w.]+)",?$', re.M)
 #: a data row of any kind: a ``subst`` call, a list item, a hash pair (what :func:`code_digest` leaves out)
@@ -70,10 +72,10 @@ def read_script(text: str) -> HipifyScript | None:
     a row is not of a form the built-in engine reads."""
     if code_digest(text) not in KNOWN_CODE:
         return None
-    bodies = _bodies(text)
+    bodies = sub_bodies(text)
     simple = bodies.get("simpleSubstitutions", "")
     rows = []
-    for cuda, hip, kind in _SUBST.findall(simple):
+    for cuda, hip, kind in SUBST.findall(simple):
         if "\\" in (cuda + hip).replace("\\/", ""):
             return None  # an escape other than \/ : a string this reader does not unquote
         cuda, hip = cuda.replace("\\/", "/"), hip.replace("\\/", "/")
@@ -96,9 +98,9 @@ def read_script(text: str) -> HipifyScript | None:
     )
 
 
-def _bodies(text: str) -> dict[str, str]:
-    """Each Perl ``sub``'s text, by name (to the next ``sub``)."""
-    starts = [(m.group(1), m.end()) for m in _SUB.finditer(text)]
+def sub_bodies(text: str) -> dict[str, str]:
+    """Each Perl ``sub``'s text, by name (to the next ``sub``): where the script keeps each kind of row."""
+    starts = [(m.group(1), m.end()) for m in _SUB_HEAD.finditer(text)]
     return {name: text[start : starts[i + 1][1] if i + 1 < len(starts) else len(text)]
             for i, (name, start) in enumerate(starts)}
 
@@ -120,4 +122,16 @@ def _hash(text: str, name: str) -> dict[bytes, bytes]:
     return {key.encode(): value.encode() for key, value in _HASHED.findall(body)}
 
 
-__all__ = ["KNOWN_CODE", "HipifyScript", "Row", "code_digest", "read_script"]
+
+
+@functools.cache
+def script_text(path: str, mtime: int, size: int) -> str | None:
+    """The text of the hipify-perl at ``path`` (resolved), read once per process for each version of the file
+    (``mtime``, ``size``); None where it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+__all__ = ["KNOWN_CODE", "HipifyScript", "Row", "code_digest", "read_script", "SUBST", "script_text", "sub_bodies"]

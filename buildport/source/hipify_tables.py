@@ -18,13 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildport.source.hipify import EngineMissing, find_engine
+from buildport.source.hipify_script import SUBST, script_text, sub_bodies
 
 #: The substitution functions of the default mode (hipify-perl's -roc and -experimental ones are not used
 #: by ``migrate``), and the warning lists of names it has no HIP name for.
 _SUBSTITUTIONS = ("simpleSubstitutions",)
 _UNSUPPORTED = ("warnUnsupportedFunctions", "warnHipOnlyUnsupportedFunctions", "warnUnsupportedDeviceFunctions")
-_SUB = re.compile(r"^sub (\w+) \{$", re.M)
-_SUBST = re.compile(r'^\s*subst\("((?:[^"\\]|\\.)+)", "((?:[^"\\]|\\.)*)", "(\w+)"\);$', re.M)
 _LISTED = re.compile(r'^\s*"([^"\\]+)",?$', re.M)
 _INCLUDES = frozenset(("include", "include_cuda_main_header", "include_cuda_main_header_v2"))
 
@@ -45,11 +44,11 @@ class HipifyTables:
 
 def read_tables(text: str) -> HipifyTables:
     """The tables of a hipify-perl script's text (empty where the script has none of these functions)."""
-    bodies = _bodies(text)
+    bodies = sub_bodies(text)
     identifiers: dict[str, str] = {}
     headers: dict[str, str] = {}
     for name in _SUBSTITUTIONS:
-        for cuda, hip, kind in _SUBST.findall(bodies.get(name, "")):
+        for cuda, hip, kind in SUBST.findall(bodies.get(name, "")):
             cuda, hip = cuda.replace("\\", ""), hip.replace("\\", "")
             if cuda == hip:
                 continue  # a name HIP spells as CUDA does (__half, texture): not CUDA left in a port
@@ -66,13 +65,6 @@ def read_tables(text: str) -> HipifyTables:
             listed = [n for n in listed if n.startswith("__")]
         unsupported.update(n for n in listed if re.fullmatch(r"\w+", n) and n not in identifiers)
     return HipifyTables(identifiers, headers, frozenset(unsupported), hashlib.sha256(text.encode()).hexdigest()[:16])
-
-
-def _bodies(text: str) -> dict[str, str]:
-    """Each Perl ``sub``'s text, by name (to the next ``sub``)."""
-    starts = [(m.group(1), m.end()) for m in _SUB.finditer(text)]
-    return {name: text[start : starts[i + 1][1] if i + 1 < len(starts) else len(text)]
-            for i, (name, start) in enumerate(starts)}
 
 
 def installed_tables(explicit: str | None = None) -> HipifyTables | None:
@@ -103,9 +95,8 @@ def _engine(explicit: str | None, where: tuple[str | None, ...]) -> Path | None:
 @functools.cache
 def _tables_of(path: str, mtime: int, size: int) -> HipifyTables | None:
     """One script's tables, read once per process for each version of the file."""
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = script_text(path, mtime, size)
+    if text is None:
         return None
     tables = read_tables(text)
     return tables if tables.identifiers else None
