@@ -161,3 +161,27 @@ def test_github_annotations_escape_what_a_workflow_command_reads() -> None:
         "::notice file=dir%2Ca/x%3Ay.cmake,line=3,col=5,title=cmake-language::CUDA → HIP: 100%25 done%0Afix: a%0Ab\n"
         "::error::bad.mk:1:1: error: no\n"
     )
+
+
+def test_sarif_fixes_rewrite_whole_lines_as_the_port_does(tmp_path: Path) -> None:
+    """A finding whose replacement is the rewritten line carries a SARIF fix: the line's region and the new
+    line, which applied to the file give the ported line; a finding that replaces a span it does not measure
+    carries none."""
+    from buildport.engine import port_make
+
+    text = "NVCC = nvcc\nFLAGS = -std=c++11 --default-stream per-thread -g\n\napp: a.cu\n\t$(NVCC) $(FLAGS) -o $@ $<\n"
+    (tmp_path / "Makefile").write_text(text)
+    data = to_sarif(audit([str(tmp_path)]), tmp_path)
+    jsonschema.Draft4Validator(sarif_schema()).validate(data)
+    fixed = [r for r in data["runs"][0]["results"] if "fixes" in r]
+    assert len(fixed) == 1 and all(r["properties"]["fixable"] for r in fixed)
+    [change] = fixed[0]["fixes"][0]["artifactChanges"]
+    assert change["artifactLocation"] == {"uri": "Makefile", "uriBaseId": "%SRCROOT%"}
+    [replacement] = change["replacements"]
+    region = replacement["deletedRegion"]
+    lines = text.split("\n")
+    line = lines[region["startLine"] - 1]
+    assert region == {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": len(line) + 1}
+    new = replacement["insertedContent"]["text"]
+    ported = port_make(text, str(tmp_path / "Makefile")).text.splitlines()  # (the toolchain lines come on top)
+    assert new != line and new.startswith("FLAGS = ") and new in ported and line not in ported

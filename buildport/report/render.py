@@ -192,6 +192,7 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
     """The report as one SARIF 2.1.0 run; ``root`` (default: the working directory) is ``%SRCROOT%``."""
     base = (root or Path.cwd()).resolve()
     findings = report.findings
+    scoped = {f for audited in report.files for f in audited.line_scoped}  # fixes that rewrite whole lines
     artifacts: dict[str, dict[str, str]] = {}  # path → its location: resolved once, not once per finding
     lines: dict[str, list[str]] = {}  # path → its lines, read once, for the fingerprints
     rule_ids = sorted({f.rule for f in findings})
@@ -207,7 +208,7 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
             "executionSuccessful": not report.errors,
             "toolExecutionNotifications": [_notification(error, base, artifacts) for error in report.errors],
         }],
-        "results": [_sarif_result(f, index[f.rule], base, artifacts, lines) for f in findings],
+        "results": [_sarif_result(f, index[f.rule], base, artifacts, lines, f in scoped) for f in findings],
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -271,11 +272,12 @@ def _fingerprint(f: Finding, lines: dict[str, list[str]]) -> str:
 
 
 def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, dict[str, str]],
-                  lines: dict[str, list[str]]) -> dict[str, Any]:
+                  lines: dict[str, list[str]], whole_line: bool = False) -> dict[str, Any]:
     text = f.message + (f" ({f.suggestion})" if f.suggestion else "")
     if f.fixable and f.replacement:
         text += f" Auto-fixable: buildport writes `{f.replacement}`."
-    return {
+    fingerprint = _fingerprint(f, lines)  # reads the file's lines, which a fix needs too
+    out: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": rule_index,
         "level": _SARIF_LEVEL[f.severity],
@@ -284,9 +286,30 @@ def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, 
             "artifactLocation": artifacts.get(f.path) or artifacts.setdefault(f.path, _artifact(f.path, base)),
             "region": {"startLine": f.line, "startColumn": f.col},
         }}],
-        "partialFingerprints": {"buildportLine/v1": _fingerprint(f, lines)},
+        "partialFingerprints": {"buildportLine/v1": fingerprint},
         "properties": {"fixable": f.fixable},
     }
+    fix = _line_fix(f, lines.get(f.path, [])) if whole_line and f.fixable else None
+    if fix is not None:
+        out["fixes"] = [{"description": {"text": f"buildport rewrites line {f.line}"}, "artifactChanges": [{
+            "artifactLocation": out["locations"][0]["physicalLocation"]["artifactLocation"],
+            "replacements": [fix],
+        }]}]
+    return out
+
+
+def _line_fix(f: Finding, lines: list[str]) -> dict[str, Any] | None:
+    """A SARIF replacement of the finding's whole line by the line the rewrite writes (``replacement``; empty:
+    the line goes, with its end); None where the file's line is not known."""
+    if not 0 < f.line <= len(lines):
+        return None
+    if f.replacement:
+        region = {"startLine": f.line, "startColumn": 1, "endLine": f.line, "endColumn": len(lines[f.line - 1]) + 1}
+    elif f.line < len(lines):
+        region = {"startLine": f.line, "startColumn": 1, "endLine": f.line + 1, "endColumn": 1}
+    else:
+        return None  # the last line goes: SARIF has no column past its end to name
+    return {"deletedRegion": region, "insertedContent": {"text": f.replacement}}
 
 
 def _artifact(path: str, base: Path) -> dict[str, str]:
