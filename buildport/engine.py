@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from bisect import bisect_right
 from pathlib import PurePath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from buildport.passes.cmake_edit import Edits
 from buildport.findings import Finding, Severity
@@ -88,14 +88,7 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     result = Result(path, text, new, ctx.findings, set(ctx.facts.packages), regions=regions)
     del ctx, tree  # the tree is not kept while the new text is read
     if verify and new != text:
-        try:
-            again = port_cmake(new, path, options, verify=False)
-        except ParseError as exc:
-            raise UnstableRewrite(f"{path}: the rewrite produced text that is not CMake ({exc.message} "
-                                  f"at {exc.line}:{exc.col} of the output)") from None
-        if again.text != new:
-            raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
-        result.rerun = again
+        _check_stable(result, "text that is not CMake", lambda: port_cmake(new, path, options, verify=False))
     return result
 
 
@@ -159,14 +152,8 @@ def port_make(
     result = Result(path, text, new, ctx.findings, regions=_regions(merged))
     del ctx, tree, merged  # the lines read (a large file's nodes) are not kept while the new text is read
     if verify and new != text:
-        try:
-            again = port_make(new, path, options, verify=False, facts=facts)
-        except ParseError as exc:
-            raise UnstableRewrite(f"{path}: the rewrite produced text make would reject ({exc.message} "
-                                  f"at {exc.line}:{exc.col} of the output)") from None
-        if again.text != new:
-            raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
-        result.rerun = again
+        _check_stable(result, "text make would reject",
+                      lambda: port_make(new, path, options, verify=False, facts=facts))
     return result
 
 
@@ -182,15 +169,21 @@ def port_setup_py(text: str, path: str = "<input>", options: Options | None = No
     new, findings = port_setup_text(text, path, options.offload_arch)
     result = Result(path, text, new, findings, regions=line_regions(text, new))
     if verify and new != text:
-        try:
-            again = port_setup_py(new, path, options, verify=False)
-        except ParseError as exc:
-            raise UnstableRewrite(f"{path}: the rewrite produced text that is not Python ({exc.message} "
-                                  f"at {exc.line}:{exc.col} of the output)") from None
-        if again.text != new:
-            raise UnstableRewrite(f"{path}: the rewrite is not stable; a second run changes it again")
-        result.rerun = again
+        _check_stable(result, "text that is not Python", lambda: port_setup_py(new, path, options, verify=False))
     return result
+
+
+def _check_stable(result: Result, not_parsed: str, port_again: Callable[[], Result]) -> None:
+    """The stability check of every engine: ``port_again`` ports the result's text again, which must parse
+    (else the rewrite produced ``not_parsed``) and come out unchanged; its result is kept as ``rerun``."""
+    try:
+        again = port_again()
+    except ParseError as exc:
+        raise UnstableRewrite(f"{result.path}: the rewrite produced {not_parsed} ({exc.message} "
+                              f"at {exc.line}:{exc.col} of the output)") from None
+    if again.text != result.text:
+        raise UnstableRewrite(f"{result.path}: the rewrite is not stable; a second run changes it again")
+    result.rerun = again
 
 
 def line_regions(old: str, new: str) -> list[Region]:
