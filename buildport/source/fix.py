@@ -264,38 +264,31 @@ def _calls(lexed: Lexed, names: Mapping[str, T]) -> Iterator[tuple[int, T, list[
 
 
 def _kernel_pointers(text: str, lexed: Lexed) -> list[Edit]:
-    """The kernel argument of each call of :data:`KERNEL_POINTER_ARGUMENTS`, cast to ``const void*`` (unless a
-    cast or a ``void`` pointer is already written there)."""
+    """The kernel argument of each call of :data:`KERNEL_POINTER_ARGUMENTS`, cast to ``const void*``."""
+    return _casts(text, lexed, KERNEL_POINTER_ARGUMENTS, "const void*")
+
+
+def _void_pointers(text: str, lexed: Lexed) -> list[Edit]:
+    """The pointer argument of each call of :data:`VOID_POINTER_ARGUMENTS`, cast to ``void**``."""
+    return _casts(text, lexed, VOID_POINTER_ARGUMENTS, "void**")
+
+
+def _casts(text: str, lexed: Lexed, arguments_at: Mapping[str, int], to: str) -> list[Edit]:
+    """The argument (by index, ``arguments_at``) of each call of a function of ``arguments_at`` wrapped in
+    ``reinterpret_cast<to>(...)``, unless a cast or a ``void`` pointer is already written there, it begins with
+    a parenthesis, it chooses (``?``), or a directive stands among the call's tokens: left to a person."""
     code = lexed.code
     kinds, texts, starts = code.kinds, code.texts, code.starts
     edits: list[Edit] = []
-    for i, at, arguments in _calls(lexed, KERNEL_POINTER_ARGUMENTS):
+    for i, at, arguments in _calls(lexed, arguments_at):
         if len(arguments) <= at:
             continue
         first = arguments[at][0]
         end = _template_argument_end(kinds, texts, first)
         if end > arguments[-1][1] or any(t in _CAST_WORDS or t == "?" for t in texts[first:end]) \
                 or texts[first] == "(" or "#" in text[starts[i + 1] : starts[arguments[-1][1]]]:
-            continue  # a cast already, a choice of kernels, a directive among the tokens: left to a person
-        edits.append((starts[first], starts[first], "reinterpret_cast<const void*>("))
-        edits.append((starts[end - 1] + len(texts[end - 1]), starts[end - 1] + len(texts[end - 1]), ")"))
-    return edits
-
-
-def _void_pointers(text: str, lexed: Lexed) -> list[Edit]:
-    """The pointer argument of each call of :data:`VOID_POINTER_ARGUMENTS`, cast to ``void**`` (unless it
-    begins with a cast or a parenthesis, or a directive stands among the call's tokens)."""
-    code = lexed.code
-    texts, starts = code.texts, code.starts
-    edits: list[Edit] = []
-    for i, at, arguments in _calls(lexed, VOID_POINTER_ARGUMENTS):
-        if len(arguments) <= at:
             continue
-        first, end = arguments[at]
-        if texts[first] == "(" or any(t in _CAST_WORDS for t in texts[first:end]) \
-                or "#" in text[starts[i + 1] : starts[arguments[-1][1]]]:
-            continue  # a cast already (`(void**)&p`), or a directive among the tokens: left as it is
-        edits.append((starts[first], starts[first], "reinterpret_cast<void**>("))
+        edits.append((starts[first], starts[first], f"reinterpret_cast<{to}>("))
         edits.append((starts[end - 1] + len(texts[end - 1]), starts[end - 1] + len(texts[end - 1]), ")"))
     return edits
 
