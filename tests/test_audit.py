@@ -520,3 +520,13 @@ def test_colour_follows_no_color_and_force_color(tmp_path: Path, env: dict[str, 
     forced = subprocess.run([sys.executable, "-m", "buildport", "audit", "--no-cache", "--no-color", str(tmp_path)],
                             capture_output=True, text=True, env={**base, "FORCE_COLOR": "1"}, timeout=120)
     assert "\x1b[" not in forced.stdout  # the option wins over the environment
+
+
+def test_a_root_named_folder_of_the_project_is_no_cuda_left() -> None:
+    """`CUDA_PATH = device` names the project's sources: the port leaves it and says so once; neither its
+    assignment nor its uses are reported as a CUDA install left, while a real root beside it is ported."""
+    text = (ROOT / "fixtures" / "make" / "root-named-project-folder" / "input.mk").read_text()
+    audited = audit_text(text, "Makefile", MAKE)
+    assert audited is not None
+    paths = [f for f in audited.findings if f.rule in ("make-path", "build-cuda-path")]
+    assert [(f.rule, f.fixable, f.line) for f in paths] == [("make-path", False, 4), ("make-path", True, 12), ("make-path", True, 13)]

@@ -233,19 +233,12 @@ def residue(text: str, path: str, kind: str, reported: list[Finding], changes: M
 
 
 def _own_roots(text: str) -> set[str]:
-    """The variables named like a CUDA root that ``text`` sets to a folder of the project each time it sets
-    them (:func:`buildport.passes.make_facts.own_folder`)."""
-    from buildport.passes.make_facts import own_folder
+    """The variables named like a CUDA root that the Makefile ``text`` sets to a folder of the project each
+    time it sets them, as the port reads them (:func:`buildport.passes.make_facts.own_roots`)."""
+    from buildport.passes.make_facts import own_roots
+    from buildport.syntax.make import parse_make
 
-    values: dict[str, list[str]] = {}
-    for m in _ROOT_ASSIGNMENT.finditer(text):
-        if m.group(1) in ROOT_VARIABLES:
-            values.setdefault(m.group(1), []).append(m.group(2))
-    return {name for name, found in values.items() if all(own_folder(value) for value in found)}
-
-
-_ROOT_ASSIGNMENT = re.compile(r"^[ \t]*(?:(?:override|export|private)[ \t]+)*([A-Z_]+)[ \t]*(?::{1,3}=|[+?!]?=)"
-                              r"[ \t]*([^#\n]*)", re.M)
+    return own_roots(parse_make(text))
 
 
 def _residue_hits(code: str) -> Iterator[tuple[str, int, str]]:

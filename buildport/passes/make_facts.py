@@ -82,9 +82,7 @@ def file_facts(tree: MakeFile, known: set[str] | None = None) -> FileFacts:
     scan = Prescan(text)
     out = FileFacts()
     if _ROOT_MARK in text:
-        for _, variable, value in tree.variables().values():
-            if variable in ROOT_VARIABLES:
-                (out.own_roots if own_folder(value.of(text)) else out.cuda_roots).add(variable)
+        out.own_roots, out.cuda_roots = _roots(tree)
     # every assignment holds "=" (a file without one need not be outlined: its outline is a tuple a line)
     for start, end in tree.iter_spans(Assignment) if "=" in text else ():  # no line need be built
         hot = scan.hot(start, end)  # nvcc, hipcc or an architecture name in it
@@ -167,6 +165,24 @@ def _links_on_host(programs: set[str], first_words: dict[str, set[str]]) -> bool
                 seen.add(m.group(1))
                 pending.append(m.group(1))
     return False
+
+
+def _roots(tree: MakeFile) -> tuple[set[str], set[str]]:
+    """The root-named variables a file sets to a folder of the project (:func:`own_folder`), and those it
+    sets otherwise (at least once)."""
+    own: set[str] = set()
+    cuda: set[str] = set()
+    for _, variable, value in tree.variables().values():
+        if variable in ROOT_VARIABLES:
+            (own if own_folder(value.of(tree.source)) else cuda).add(variable)
+    return own, cuda
+
+
+def own_roots(tree: MakeFile) -> set[str]:
+    """The root-named variables the file sets to a folder of the project wherever it sets them (a file read
+    alone: :attr:`MakeFacts.own_roots` of that file)."""
+    own, cuda = _roots(tree)
+    return own - cuda
 
 
 def own_folder(value: str) -> bool:
