@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,16 +157,7 @@ class Converter:
     def _named_warnings(self, data: bytes, name: bytes) -> list[bytes]:
         """Step 2: the warnings of each line holding a name of the warning lists."""
         found: list[bytes] = []
-        line_start, number = -1, 1
-        counted_to = 0
-        for hit in self._named_search.finditer(data):
-            start = data.rfind(b"\n", 0, hit.start()) + 1
-            if start == line_start:
-                continue
-            number += data.count(b"\n", counted_to, start)
-            counted_to = line_start = start
-            end = data.find(b"\n", start)
-            line = data[start : end if end >= 0 else len(data)]
+        for number, line in _lines_with(self._named_search, data):
             prefix = b"  warning: " + name + b":" + str(number).encode() + b": "
             found += [prefix + said + b"\n" for said in self._line_warnings(line)]
         return found
@@ -200,15 +191,7 @@ class Converter:
     def _left_warnings(self, text: bytes, name: bytes) -> list[bytes]:
         """Step 5: each line with a ``cudaXxx`` word left once the whitelist's words are blanked."""
         found: list[bytes] = []
-        line_start, number, counted_to = -1, 1, 0
-        for hit in _LEFT.finditer(text):
-            start = text.rfind(b"\n", 0, hit.start()) + 1
-            if start == line_start:
-                continue
-            number += text.count(b"\n", counted_to, start)
-            counted_to = line_start = start
-            end = text.find(b"\n", start)
-            line = text[start : end if end >= 0 else len(text)]
+        for number, line in _lines_with(_LEFT, text):
             for word, pattern in self._whitelist:
                 if word in line:
                     line = pattern.sub(b"ZAP", line)
@@ -312,6 +295,19 @@ class _Header:
         if count:
             stats.row(self.row, count)
         return text, bool(count)
+
+
+def _lines_with(pattern: re.Pattern[bytes], data: bytes) -> Iterator[tuple[int, bytes]]:
+    """Each line of ``data`` that ``pattern`` finds something in, once, with its number (from 1), in order."""
+    line_start, number, counted_to = -1, 1, 0
+    for hit in pattern.finditer(data):
+        start = data.rfind(b"\n", 0, hit.start()) + 1
+        if start == line_start:
+            continue
+        number += data.count(b"\n", counted_to, start)
+        counted_to = line_start = start
+        end = data.find(b"\n", start)
+        yield number, data[start : end if end >= 0 else len(data)]
 
 
 def _literal(new: bytes) -> Callable[[re.Match[bytes]], bytes]:
