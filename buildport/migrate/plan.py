@@ -417,8 +417,10 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
         text, kept = _own_headers_kept(plan, path, source.text, text)
         if kept:
             fixes = _recounted(fixes, kept, source.text, engine_text)
-            if text == source.text:  # the only change was to includes of the project's own headers
-                converted, fixes = False, {}
+        if converted and (text == source.text or _only_adds_include(source.text, text)):
+            # what the engine changed, the fixes put back (includes of the project's own headers; a
+            # using-directive of its own namespace named cub…), but for hipify's runtime include again
+            text, converted, fixes = source.text, False, {}
         if converted or fixes:
             plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
         found = scan_source(text, plan.relative(path))
