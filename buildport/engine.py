@@ -132,7 +132,8 @@ def port_make(
             make.gather(tree, facts)
     if make.nothing_to_port(text, facts):
         return Result(path, text, text, regions=[])  # parsed, to reject bad input; no line can change
-    ctx = make.MakeContext(path, tree, options.targets, probe_targets=options.probe_targets, facts=facts)
+    ctx = make.MakeContext(path, tree, options.targets, probe_targets=options.probe_targets, facts=facts,
+                           runtime_header=options.runtime_header)
     make.port_lines(ctx)
     make.report_platform(ctx)
     merged = _merged(ctx.edits) if ctx.edits else []

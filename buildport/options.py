@@ -17,6 +17,18 @@ class Options:
     offload_arch: tuple[str, ...] = ()
     #: ROCm packages other files of the same run link (added where CUDA is found).
     extra_packages: tuple[str, ...] = ()
+    #: A dual build (``migrate --keep-cuda``): the sources stay CUDA, the build picks the runtime.
+    keep_cuda: bool = False
+
+    @property
+    def runtime_header(self) -> str:
+        """The header a ported build has hipcc include in each HIP source, as nvcc includes cuda_runtime.h:
+        HIP's runtime, or for a dual build its mapping header (found on the build's include path)."""
+        if self.keep_cuda:
+            from buildport.rules.dual import MAPPING_HEADER
+
+            return MAPPING_HEADER
+        return "hip/hip_runtime.h"
 
     @property
     def targets(self) -> tuple[str, ...]:

@@ -171,10 +171,12 @@ def test_rule_fires_at_exact_position(rule: str, snippet: str, needle: str, occu
 #: Rules reported from the conversion engine's output and tables, not from the source rules' reading of a
 #: source (migrate's engine run, tests/test_cli.py; the audit's CUDA left, tests/test_sourceleft.py).
 FROM_THE_ENGINE = {"hipify-unsupported", "hipify-failed", "cuda-api-left"}
+#: Reported by migrate --keep-cuda of what a normal migration rewrites in a source (tests/test_dual.py).
+FROM_KEEP_CUDA = {"dual-source-not-carried"}
 
 
 def test_every_rule_has_a_positive_case() -> None:
-    assert {rule.id for rule in RULES} - FROM_THE_ENGINE <= {case[0] for case in POSITIVE}
+    assert {rule.id for rule in RULES} - FROM_THE_ENGINE - FROM_KEEP_CUDA <= {case[0] for case in POSITIVE}
 
 
 # (rule, snippet): look-alikes that must not produce the rule.
@@ -368,7 +370,7 @@ def test_suppression_is_per_rule() -> None:
 
 # --- the catalogue -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("rule", [r for r in RULES if r.id not in FROM_THE_ENGINE], ids=lambda r: r.id)
+@pytest.mark.parametrize("rule", [r for r in RULES if r.id not in FROM_THE_ENGINE | FROM_KEEP_CUDA], ids=lambda r: r.id)
 def test_before_example_fires_and_after_example_does_not(rule: SourceRule) -> None:
     assert rule.id in rules_in(rule.before)
     assert rule.id not in rules_in(rule.after)

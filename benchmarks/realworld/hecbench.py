@@ -146,11 +146,12 @@ def _converted(folder: Path) -> set[Path]:
     return {(folder / e["path"]).resolve() for e in changed if e.get("kind") == "source"}
 
 
-def build(folder: Path, env: dict[str, str], log: Path, converted: set[Path] | None = None) -> dict[str, Any]:
+def build(folder: Path, env: dict[str, str], log: Path, converted: set[Path] | None = None,
+          args: tuple[str, ...] = ()) -> dict[str, Any]:
     """``make`` in ``folder``: ok, exit code, first error and its cause."""
     before = _executables(folder)
     started = time.monotonic()
-    rc, output = _run(["make"], folder, env, log, BUILD_TIMEOUT)
+    rc, output = _run(["make", *args], folder, env, log, BUILD_TIMEOUT)
     produced = sorted(str(p.relative_to(folder)) for p in _executables(folder) - before)
     result: dict[str, Any] = {"ok": rc == 0 and bool(produced), "rc": rc, "executables": produced,
                               "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
@@ -177,8 +178,10 @@ def build(folder: Path, env: dict[str, str], log: Path, converted: set[Path] | N
 # --- a program --------------------------------------------------------------------------------
 
 
-def run_program(name: str, git_dir: Path, work: Path, known: set[str], code: Path) -> dict[str, Any]:
-    """Extract, build the human port, migrate the CUDA folder, build the migrated copy."""
+def run_program(name: str, git_dir: Path, work: Path, known: set[str], code: Path, keep_cuda: bool = False
+                ) -> dict[str, Any]:
+    """Extract, build the human port, migrate the CUDA folder, build the migrated copy (``keep_cuda``: a dual
+    tree, built with GPU_RUNTIME=HIP)."""
     out = work / name
     if out.exists():
         shutil.rmtree(out)
@@ -196,12 +199,14 @@ def run_program(name: str, git_dir: Path, work: Path, known: set[str], code: Pat
     migrate_env = _env(PYTHONPATH=os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")])))
     started = time.monotonic()
     rc, output = _run([sys.executable, "-m", "buildport", "migrate", str(src / f"{name}-cuda"), "--out", str(ported),
-                       "--offload-arch", ARCH], code, migrate_env, out / "migrate.log", MIGRATE_TIMEOUT)  # fmt: skip
+                       "--offload-arch", ARCH, *(["--keep-cuda"] if keep_cuda else [])], code, migrate_env,
+                      out / "migrate.log", MIGRATE_TIMEOUT)  # fmt: skip
     lines = output.strip().splitlines()
     result["migrate"] = {"rc": rc, "seconds": round(time.monotonic() - started, 1),
                          "summary": lines[-1] if lines else ""}  # fmt: skip
     if rc == 0:
-        result["buildport"] = build(ported, _env(HIP_PLATFORM="amd"), out / "buildport-build.log", _converted(ported))
+        result["buildport"] = build(ported, _env(HIP_PLATFORM="amd"), out / "buildport-build.log", _converted(ported),
+                                    ("GPU_RUNTIME=HIP",) if keep_cuda else ())
     else:
         result["buildport"] = {"ok": False, "rc": rc, "executables": [], "first_error": first_error(output),
                                "cause": "build-file", "reason": "migrate failed"}  # fmt: skip
@@ -255,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1, help="programs handled at once")
     parser.add_argument("--code", type=Path, default=REPO, help="the buildport checkout to run (default: this one)")
+    parser.add_argument("--keep-cuda", action="store_true",
+                        help="migrate with --keep-cuda and build the dual tree's HIP side (GPU_RUNTIME=HIP)")
     parser.add_argument("names", nargs="*", metavar="NAME")
     args = parser.parse_args(argv)
     git_dir, work, code = args.git_dir.resolve(), args.work.resolve(), args.code.resolve()
@@ -268,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(chosen)} of {len(candidates)} programs: {' '.join(chosen)}", flush=True)
 
     def one(name: str) -> dict[str, Any]:
-        result = run_program(name, git_dir, work, known, code)
+        result = run_program(name, git_dir, work, known, code, args.keep_cuda)
         print(f"{name}: human {_mark(result['human'])}, buildport {_mark(result['buildport'])}", flush=True)
         return result
 

@@ -573,6 +573,10 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
               help="Keep .cu names (HIP compiles them once the build says so) or rename them to .hip.")
 @click.option("--jobs", "-j", type=click.IntRange(1), default=os.cpu_count() or 1, show_default="all cores",
               help="Parallel hipify runs.")
+@click.option("--keep-cuda", is_flag=True,
+              help="A dual build: leave every source as it is and make the build files pick the GPU runtime "
+                   "(GPU_RUNTIME=CUDA, the default, or HIP); a folder of headers (hip-compat/) maps the CUDA "
+                   "names the sources use for the HIP build.")
 @click.option("--no-make-dry-run", "no_make_dry_run", is_flag=True,
               help="Find the sources by reading the build files only; by default make's dry run (make -n, in a "
                    "scratch copy: it runs the Makefiles' $(shell ...) calls) is asked too.")
@@ -587,7 +591,7 @@ def _audit_run(report: AuditReport, output_format: str, fail_on: str, color: boo
 @_options(_config_option, *_exclude_options)
 def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_run: bool,
             offload_arch: tuple[str, ...], hipify: str | None, hipify_args: tuple[str, ...], rename_sources: str,
-            jobs: int, no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
+            jobs: int, keep_cuda: bool, no_make_dry_run: bool, no_cmake_configure: bool, engine_timeout: float, quiet: bool,
             verbose: bool, config_file: str | None, exclude: str | None, extend_exclude: str | None,
             force_exclude: str | None) -> None:
     """Migrate a CUDA project: hipify the sources its build uses, port its build files, and
@@ -607,4 +611,5 @@ def migrate(directory: str, out: str | None, in_place: bool, force: bool, dry_ru
                                if not off), engine_timeout=engine_timeout,
                            config=config, given=_given("offload-arch", "hipify", "rename-sources", "jobs"),
                            ignore=_ignore([directory], config, exclude, extend_exclude, force_exclude),
-                           engine_args=tuple(config.chosen(_given("hipify-args")).get("hipify-args", hipify_args))))
+                           engine_args=tuple(config.chosen(_given("hipify-args")).get("hipify-args", hipify_args)),
+                           keep_cuda=keep_cuda))

@@ -18,6 +18,7 @@ from buildport.migrate.plan import (
     ASK_ALL, JOURNAL, MigrationError, Plan, apply, apply_renames, check_engine, completed, copy_tree,
     finish_interrupted, git_state, half_made, make_plan, outside, renames, reports,
 )
+from buildport.migrate import keep
 from buildport.options import Options
 from buildport.pipeline.ignore import Ignore
 from buildport.rules import ruleset
@@ -33,7 +34,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
                   quiet: bool, verbose: bool, ask: frozenset[str] = ASK_ALL,
                   engine_timeout: float = ENGINE_TIMEOUT, config: Config | None = None,
                   given: frozenset[str] = project_config.OPTION_KEYS, ignore: Ignore | None = None,
-                  engine_args: tuple[str, ...] = ()) -> int:
+                  engine_args: tuple[str, ...] = (), keep_cuda: bool = False) -> int:
     """``given``: the options the caller chose (the others come from the project's configuration,
     ``config``, found from ``directory`` when not given). ``ignore``: what the walks leave out (the
     .gitignore files when not given). ``engine_args``: given to the engine before each file."""
@@ -75,7 +76,11 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
     except EngineMissing as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
-    options = Options(offload_arch)
+    if keep_cuda and rename_sources == "hip":
+        click.echo("error: --keep-cuda leaves every source as it is: it cannot rename them (--rename-sources hip)",
+                   err=True)
+        return EXIT_ERROR
+    options = Options(offload_arch, keep_cuda=keep_cuda)
     if dry_run:
         return _dry_run(root, options, hipify, jobs, rename_sources, ask, engine_timeout, ignore, engine_args)
     target = root if in_place else Path(out or "")
@@ -97,7 +102,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         plan.skipped += not_copied
         check_engine(plan)
         mapping = renames(plan) if rename_sources == "hip" else {}
-        if not plan.changes and not mapping:
+        if not plan.changes and not mapping and not keep.pending_files(plan):
             if not in_place:
                 completed(target)
             if not quiet:

@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from buildport.dual.compat import Usage
+from buildport.migrate import keep
 from buildport.migrate.asking import Answer
+from buildport.rules.dual import COMPAT_FOLDER, DEFAULT_RUNTIME, RUNTIME_VARIABLE
 from buildport.source.carry import carried
 from buildport.migrate.cmakeapi import Configure, configures
 from buildport.migrate.dryrun import COMPILED_SUFFIXES, DryRun, dry_runs
@@ -109,6 +112,12 @@ class Plan:
     #: PyTorch hipifies them when it builds the extension on ROCm.
     setup_files: list[Path] = field(default_factory=list)
     extension_sources: list[Path] = field(default_factory=list)
+    #: A dual build (``--keep-cuda``): the sources stay as they are, the CUDA names they use (``usage``) are
+    #: mapped by the compatibility folder, whose files are ``new_files`` (``compat_names`` names mapped).
+    keep_cuda: bool = False
+    usage: Usage = field(default_factory=Usage)
+    new_files: dict[Path, str] = field(default_factory=dict)
+    compat_names: int = 0
 
     def reported(self) -> list[Change]:
         """Every file the migration changed or renamed, in path order: what the reports list."""
@@ -231,7 +240,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     copy of (where the build finds the files outside it that it names). ``ask``: the build tools asked which
     sources the build compiles, besides reading its files: ``make`` (the Makefiles' dry run,
     :mod:`buildport.migrate.dryrun`), ``cmake`` (its File API after a configure with nvcc, :mod:`buildport.migrate.cmakeapi`)."""
-    plan = Plan(root)
+    plan = Plan(root, keep_cuda=options.keep_cuda)
     if original is not None:
         plan.sources.copied = (root, original)
     engine = find_engine(engine_path)
@@ -276,6 +285,8 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     builtin = builtin_engine(engine, engine_path, engine_args)
     _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
     _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
+    if plan.keep_cuda:
+        keep.compat_folder(plan, str(engine))
     return plan
 
 
@@ -370,7 +381,7 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
     what it gave. ``progress`` is told (files done, files in all) as each file is done."""
     import threading
 
-    files = sorted(plan.sources.all)
+    files = sorted(p for p in plan.sources.all if not keep.is_compat_file(plan, p))  # buildport's own headers
     include_dirs = sorted(plan.sources.include_dirs)
     done = [0]
     counting = threading.Lock()
@@ -421,14 +432,16 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
             # what the engine changed, the fixes put back (includes of the project's own headers; a
             # using-directive of its own namespace named cub…), but for hipify's runtime include again
             text, converted, fixes = source.text, False, {}
-        if converted or fixes:
+        if (converted or fixes) and not plan.keep_cuda:
             plan.changes.append(Change(path, source, text, "source", result if converted else None, fixes))
         found = scan_source(text, plan.relative(path))
-        plan.findings.extend(found)
         if converted:  # what the rules saw by CUDA's names, where hipify renamed them
-            plan.findings.extend(carried(source.text, engine_text, text, scan_source(source.text, plan.relative(path)),
-                                         found))
-        plan.findings.extend(_unsupported(result, source.text, text, plan.relative(path), engine.name))
+            found += carried(source.text, engine_text, text, scan_source(source.text, plan.relative(path)), found)
+        found += _unsupported(result, source.text, text, plan.relative(path), engine.name)
+        if plan.keep_cuda:  # said of the untouched source, with the fixes a macro cannot carry
+            keep.source_findings(plan, path, source, text, fixes, found, _added_on_top(source.text, text))
+        else:
+            plan.findings.extend(found)
 
 
 def check_engine(plan: Plan) -> None:
@@ -569,14 +582,22 @@ def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_file
                 outcome = _in_copy(outcome, copies[outcome.path])
             assert outcome.result is not None and outcome.source is not None
             relative = plan.relative(Path(outcome.path))
+            if plan.keep_cuda and keep.is_dual(kind, outcome.source.text):
+                continue  # made dual by an earlier run: its CUDA branch is the project's, its HIP branch ported
             plan.findings.extend(
                 Finding(relative, f.line, f.col, f.rule, f.severity, f.message, f.suggestion, f.fixable,
                         f.replacement)
                 for f in outcome.result.findings if f.severity >= Severity.WARNING
             )
-            if outcome.result.changed:
+            if outcome.result.changed and plan.keep_cuda:
+                text, found = keep.dual_text(plan, kind, Path(outcome.path), outcome.source.text, outcome.result)
+                plan.findings += found
+                plan.changes.append(Change(Path(outcome.path), outcome.source, text, kind))
+            elif outcome.result.changed:
                 plan.changes.append(Change(Path(outcome.path), outcome.source, outcome.result.text, kind,
                                            regions=outcome.result.regions))
+    if plan.keep_cuda:
+        keep.declare_switch(plan)
 
 
 #: The reports a migration writes at the root.
@@ -602,6 +623,9 @@ def apply(plan: Plan, report_texts: dict[str, str] | None = None) -> None:
     for change in plan.changes:
         if change.kind == "source":
             write_atomic(change.source, change.new_text, root)
+    for path, text in keep.pending_files(plan).items():  # the compatibility folder, before the build reads it
+        keep.make_folders(path.parent, plan.root)
+        _write_new(path, text, 0o644, root)
     if plan.renamed:
         _write_new(journal, json.dumps(_journal(plan, report_texts or {}), indent=1) + "\n", 0o600, root)
     for change in plan.renamed:
@@ -633,6 +657,8 @@ def check_writable(plan: Plan) -> None:
             problems.append(f"{plan.relative(change.path)}: exists already")
         if change.renamed_from is not None:
             problems += _cannot_write(change.renamed_from, root, change.source)
+    if plan.new_files:
+        problems += keep.check_folder(plan)
     if not os.access(root, os.W_OK | os.X_OK):
         problems.append(f"{root}: the folder cannot be written (for the reports)")
     if problems:
@@ -733,6 +759,8 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     notes = [entry(f) for f in ordered if f.severity < Severity.WARNING]
     arch = ";".join(options.targets)
     commands = _build_commands(plan, options)
+    if plan.keep_cuda:
+        commands = keep.build_lines(plan, commands)
     data: dict[str, object] = {
         "format": "buildport-migration", "version": 1, "engine": plan.engine,
         "offload_arch": list(options.targets), "offload_arch_probed": options.probe_targets,
@@ -744,6 +772,10 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
         "skipped": [{"path": p, "why": w} for p, w in plan.skipped],
         "hipify_failures": [{"path": p, "error": e} for p, e in plan.hipify_failures],
         "build_commands": commands,
+        "keep_cuda": None if not plan.keep_cuda else {
+            "switch": RUNTIME_VARIABLE, "default": DEFAULT_RUNTIME,
+            "compatibility_folder": plan.relative(plan.root / COMPAT_FOLDER),
+            "files": sorted(plan.relative(p) for p in plan.new_files), "names_mapped": plan.compat_names},
         "sources_found_by": {
             "build_files": True,
             "make_dry_run": [{"makefile": plan.relative(r.makefile), "answered": r.ok, "why": r.why,
@@ -792,6 +824,8 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     if plan.skipped:
         lines += ["", "## Skipped", ""]
         lines += [f"- `{p}`: {w}" for p, w in plan.skipped]
+    if plan.keep_cuda:
+        lines += keep.report_lines(plan)
     lines += ["", "## Build it", "", "```sh", *commands, "```", ""]
     return "\n".join(lines), data
 

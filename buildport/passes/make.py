@@ -65,6 +65,7 @@ class MakeContext:
     tree: MakeFile
     offload_arch: tuple[str, ...]
     probe_targets: bool = False  # the default targets: HIP_OFFLOAD_ARCH keeps those the compiler knows
+    runtime_header: str = "hip/hip_runtime.h"  # what hipcc is told to include in each HIP source (-include)
     edits: dict[tuple[int, int], str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     facts: MakeFacts = field(default_factory=MakeFacts)

@@ -56,7 +56,9 @@ def prelude(ctx: MakeContext, new_text: str) -> str:
         # nvcc includes cuda_runtime.h in every .cu file; hipcc needs to be told (hipify adds it only
         # to files it changes), but not for a host source
         # (for every file where nvcc compiled C++ sources as CUDA: -x cu, now -x hip)
-        extra.insert(0, "-include hip/hip_runtime.h" if _X_HIP.search(new_text) else HIPCC_RUNTIME_INCLUDE)
+        header = ctx.runtime_header
+        extra.insert(0, f"-include {header}" if _X_HIP.search(new_text)
+                     else HIPCC_RUNTIME_INCLUDE.replace("hip/hip_runtime.h", header))
     if extra:
         lines.append("HIPCC += " + " ".join(extra))
     return "\n".join(lines)

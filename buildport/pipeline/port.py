@@ -3,6 +3,7 @@ the facts Makefiles give each other, and one outcome per file."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from types import ModuleType
 from typing import Any, Callable, Iterable, Iterator, Mapping
@@ -118,7 +119,7 @@ def _port_files(
         if not set(extra) <= linked[i]:
             again.setdefault(extra, []).append(i)
     for extra, indices in again.items():
-        wider = Options(options.offload_arch, extra)
+        wider = dataclasses.replace(options, extra_packages=extra)
         redone = _port_all([run.outcomes[i] for i in indices], wider, kind, None, workers, cache)
         for i, outcome in zip(indices, redone):
             run.outcomes[i] = outcome
@@ -259,7 +260,7 @@ class FactKeys:
 def _settings(options: Options, facts: MakeFacts | None) -> list[object]:
     """Everything besides the file that its result depends on, as canonical JSON data."""
     made = None if facts is None else facts.as_json()
-    return [list(options.offload_arch), list(options.extra_packages), made]
+    return [list(options.offload_arch), list(options.extra_packages), made, options.keep_cuda]
 
 
 #: What a worker ports: the path, the source, the cache key looked up (if any) and the file's make facts.

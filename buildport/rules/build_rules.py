@@ -131,6 +131,10 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("cmake-hip-present", "HIP support already present", WARNING, "cmake", "no",
               "The file already enables HIP or picks its GPU language through a variable; buildport leaves it "
               "as it is and its CUDA branch needs review.", "buildport engine"),
+    BuildRule("dual-branch-unported", "A change the dual build could not branch", WARNING, "build", "no",
+              "`migrate --keep-cuda` writes each change of the port as a branch of the GPU_RUNTIME switch; where "
+              "no whole block holds the change in both spellings, the line stays as the project wrote it (for "
+              "CUDA), and the HIP spelling is given in the finding.", "buildport engine"),
     BuildRule("cmake-cuda-module", "Copy of CMake's CUDA module", INFO, "cmake", "no",
               "A project's own copy of FindCUDA (or of its helpers) serves find_package(CUDA), which the port "
               "replaces with find_package(hip); it is left as it is rather than half renamed.",

@@ -68,6 +68,19 @@ RULES: tuple[SourceRule, ...] = (
         "migrate's engine run",
     ),
     SourceRule(
+        "dual-source-not-carried", "A dual build's HIP side needs the source changed", WARNING,
+        "`migrate --keep-cuda` leaves every source as it is and maps CUDA's names to HIP's in a header of the "
+        "compatibility folder; a normal migration also rewrites some constructs in the source itself, and this "
+        "one (named in the message: a kernel launch written with spaces inside `<<<`, a device function HIP "
+        "defines too, a macro that marks functions `__device__` in nvcc's device pass only) cannot be carried "
+        "by a header. The CUDA build is unaffected; the HIP build fails on it until the source is changed.",
+        "Write the HIP form under `#ifdef __HIP_PLATFORM_AMD__` (the CUDA form in the `#else`), or migrate "
+        "without --keep-cuda.",
+        "kernel<< <grid, block >> >(data);\n",
+        "kernel<<<grid, block>>>(data);\n",
+        "what buildport.source.fix rewrites that the compatibility folder cannot",
+    ),
+    SourceRule(
         "cuda-api-left", "CUDA API left in a source", WARNING,
         "The file still uses CUDA's runtime, driver or library API, types or headers by their CUDA names: "
         "it builds against CUDA only. The conversion engine converts each of these names (the count is per "

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import REPO_ROOT, cuda_root, make_program, nvcc_trap, run_buildport, snapshot_tree, tree_differences
+from conftest import (
+    REPO_ROOT, CommandFailed, cuda_root, make_program, nvcc_trap, run_buildport, snapshot_tree, tree_differences,
+)
 
 if TYPE_CHECKING:
     from conftest import Tools, Workbench
@@ -62,6 +64,9 @@ class Project:
     # Files that must carry AMD device code (default: the executables); a module a custom command
     # compiles carries it, the program that loads it does not.
     device_code: tuple[str, ...] | None = None
+    # Sources whose HIP build needs a change no header can carry (migrate --keep-cuda reports each as
+    # dual-source-not-carried, and the dual tree's HIP build fails on it).
+    not_carried: tuple[str, ...] = ()
 
     @property
     def with_device_code(self) -> tuple[str, ...]:
@@ -83,6 +88,7 @@ PROJECTS = {
         # named only in cmake/FileLists.cmake, used in cmake/GPUSetup.cmake; a recursive glob without **;
         # headers reached through include_directories(src/gpu)
         sources=("src/gpu/EnergyKernel.cu", "src/gpu/Variables.cuh", "src/extra/deep/Scale.cu"),
+        not_carried=("src/extra/deep/Scale.cu",),  # a launch written k<< <g, b >> >
     ),
     "cmake-cpu-gpu-header": Project(
         kind="cmake",
@@ -114,6 +120,7 @@ PROJECTS = {
         # platform.h's SHARED_CODE is __device__ in nvcc's device pass only: clang reads kernels in its host pass
         # too, so for HIP it becomes __host__ __device__ (main.cpp, compiled by the C++ compiler, still gets nothing)
         sources=("platform.h", "kernels.cu"),
+        not_carried=("platform.h",),
     ),
     "cmake-int8-sparse": Project(
         kind="cmake",
@@ -172,6 +179,7 @@ PROJECTS = {
         build_files=("Makefile",),
         # listed by a $(foreach) of wildcards no static reading expands: make's dry run names them
         sources=("main.cu", "solvers/jacobi/jacobi.cu", "solvers/scale/scale.cu"),
+        not_carried=("solvers/jacobi/jacobi.cu",),  # its own atomicMax(float*, float), which HIP defines too
     ),
     "make-generated-options": Project(
         kind="make",
@@ -182,6 +190,7 @@ PROJECTS = {
         # vector_math.h's own float3 compound operators are kept for CUDA only
         sources=("src/main.cc", "src/particles.cu", "src/vector_math.h"),
         cuda_make_args=("CUDA_INSTALL_PATH={cuda}",),
+        not_carried=("src/vector_math.h",),  # its own float3 operator+=, ambiguous beside HIP's
     ),
     "make-host-runtime": Project(
         kind="make",
@@ -383,12 +392,14 @@ def _build_original(workbench: Workbench, project: Project, root: Path, build: P
     _run_programs(workbench, root, project.executables, env)
 
 
-def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Path) -> None:
-    """Build the migrated tree with Debian's ROCm, check its device code, run its programs."""
+def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Path,
+                runtime: dict[str, str] | None = None) -> None:
+    """Build the migrated tree with Debian's ROCm, check its device code, run its programs. ``runtime``: the
+    variables that choose the HIP build of a dual tree (a CMake definition, a make argument)."""
     __tracebackhide__ = True
     if project.kind == "cmake":
         build = scratch / "build-rocm"
-        workbench.cmake_rocm(root, build)
+        workbench.cmake_rocm(root, build, runtime)
         files = build / "CMakeFiles"
         assert not list(files.rglob("CMakeCUDACompiler.cmake")), "the port still enables CUDA"
         assert list(files.rglob("CMakeHIPCompiler.cmake")), "the port does not enable HIP"
@@ -403,7 +414,8 @@ def _build_port(workbench: Workbench, project: Project, root: Path, scratch: Pat
     record = nvcc_trap(trap_dir)
     env = workbench.rocm_env  # HIP_PLATFORM=amd: nvcc is on PATH
     env["PATH"] = os.pathsep.join([str(trap_dir), env.get("PATH", "")])
-    args: list[str] = []  # no ROCM_PATH: the migrated Makefile finds Debian's ROCm (hipcc in /usr/bin) itself
+    # no ROCM_PATH: the migrated Makefile finds Debian's ROCm (hipcc in /usr/bin) itself
+    args = [f"{name}={value}" for name, value in (runtime or {}).items()]
     folder = root / project.make_dir
     commands = workbench.run("rocm-make-dry-run", [make, "-n", "-B", *args], cwd=folder, env=env).stdout
     nvcc_lines = [line for line in commands.splitlines() if "nvcc" in line]
@@ -615,6 +627,55 @@ def test_profile_debug_and_sanitizer_targets_run_rocms_tools(tmp_path: Path, wor
                      "compute-sanitizer --tool memcheck ./saxpy-debug"]
     report = (ported / "MIGRATION.md").read_text()
     assert "gpu-tool-unported" in report and "AddressSanitizer" in report
+
+
+@pytest.mark.parametrize("name", PROJECT_NAMES)
+def test_dual_build_builds_with_nvcc_and_with_rocm(name: str, tmp_path: Path, workbench: Workbench) -> None:
+    """--keep-cuda: every source byte for byte the original's, only build files changed and the compatibility
+    folder added; the tree builds with nvcc with GPU_RUNTIME left at its default and with ROCm with
+    GPU_RUNTIME=HIP (nvcc a failing fake there); a second run changes nothing."""
+    project = PROJECTS[name]
+    source = _copy_project(name, tmp_path / "source")
+    before = snapshot_tree(source)
+    dual = tmp_path / "dual"
+    _migrate(workbench, source, "--out", dual, "--keep-cuda")
+    _assert_unchanged(before, source, "the migrated original")
+    after = snapshot_tree(dual)
+    changed = sorted(rel for rel, entry in before.items() if after.get(rel) != entry)
+    added = sorted(rel for rel in after if rel not in before)
+    assert not [rel for rel in changed if rel not in project.build_files and not rel.endswith(("CMakeLists.txt",
+                                                                                                ".cmake"))], changed
+    assert all(rel in changed for rel in project.build_files), f"build files left as they were: {changed}"
+    assert all(rel in (*REPORTS, "hip-compat") or rel.startswith("hip-compat/") for rel in added), added
+    assert "hip-compat/cuda_to_hip.h" in added
+    report = json.loads((dual / "migration.json").read_text())
+    assert report["keep_cuda"]["switch"] == "GPU_RUNTIME" and not [c for c in report["changed"] if c["kind"] == "source"]
+    assert "GPU_RUNTIME=HIP" in (dual / "MIGRATION.md").read_text()
+    named = sorted({r["path"] for r in report["remaining"] if r["rule"] == "dual-source-not-carried"})
+    assert named == sorted(project.not_carried), named
+    assert not [r for r in report["remaining"] if r["rule"] in ("dual-branch-unported", "hipify-unsupported")]
+
+    for_cuda, for_hip, again = (tmp_path / n for n in ("dual-cuda", "dual-hip", "dual-again"))
+    for copy in (for_cuda, for_hip, again):
+        shutil.copytree(dual, copy, symlinks=True)
+    _build_original(workbench, project, for_cuda, tmp_path / "build-cuda")
+    if project.not_carried:
+        # the report is true: the HIP build stops at a compile error in the project's own code (a person
+        # changes what the report names there for HIP), not at the build files or the compatibility folder
+        with pytest.raises(CommandFailed) as failed:
+            _build_port(workbench, project, for_hip, tmp_path, {"GPU_RUNTIME": "HIP"})
+        log = re.search(r"\(full log: (.+)\)", str(failed.value))
+        output = Path(log.group(1)).read_text() if log else str(failed.value)
+        first = re.search(r"^(\S+?):\d+:\d+: error: ", output, re.M)
+        assert first is not None, str(failed.value)[-2000:]
+        where = (for_hip / project.make_dir / first.group(1)).resolve()  # make's are relative to its folder
+        assert for_hip.resolve() in where.parents and "hip-compat" not in where.parts, first.group(0)
+    else:
+        _build_port(workbench, project, for_hip, tmp_path, {"GPU_RUNTIME": "HIP"})
+
+    migrated = snapshot_tree(again)
+    _migrate(workbench, again, "--in-place", "--force", "--keep-cuda")
+    _assert_unchanged(migrated, again, "a dual tree migrated again")
 
 
 @pytest.mark.parametrize("name", PROJECT_NAMES)

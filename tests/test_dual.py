@@ -1,0 +1,257 @@
+"""Dual build files (``migrate --keep-cuda``): each change of the port a branch of the runtime switch.
+
+The property every fixture must keep: read with ``GPU_RUNTIME=CUDA`` a dual file is the project's file, byte
+for byte; read with ``GPU_RUNTIME=HIP`` it is the port (tests/support/dual.py resolves the branches). Then
+the cases the branches cannot hold (a block command changed), the switch and the compatibility folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from buildport.dual.cmake import dual_cmake, is_dual as cmake_is_dual
+from buildport.dual.compat import Usage, compat_files
+from buildport.dual.make import dual_make, is_dual as make_is_dual
+from buildport.engine import port_cmake, port_make
+from buildport.source.hipify_tables import HipifyTables
+from buildport.syntax.cmake import parse_cmake
+from buildport.syntax.make import parse_make
+from buildport.textio import decode
+from support.dual import projected
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CMAKE_CASES = sorted(p for p in (FIXTURES / "cmake").iterdir() if (p / "input.cmake").is_file())
+MAKE_CASES = sorted(p for p in (FIXTURES / "make").iterdir() if (p / "input.mk").is_file())
+
+
+def _read(path: Path) -> str:
+    return decode(path.read_bytes(), str(path))
+
+
+@pytest.mark.parametrize("case", CMAKE_CASES, ids=[p.name for p in CMAKE_CASES])
+def test_cmake_dual_reads_as_the_project_for_cuda_and_as_the_port_for_hip(case: Path) -> None:
+    old = _read(case / "input.cmake")
+    result = port_cmake(old, str(case / "input.cmake"))
+    text, findings = dual_cmake(old, result.text, result.regions, "CMakeLists.txt")
+    parse_cmake(text)
+    assert projected(text, "CUDA") == old
+    if not findings:
+        assert projected(text, "HIP") == result.text
+    if result.text != old:
+        assert cmake_is_dual(text)
+    else:
+        assert text == old
+
+
+@pytest.mark.parametrize("case", MAKE_CASES, ids=[p.name for p in MAKE_CASES])
+def test_make_dual_reads_as_the_project_for_cuda_and_as_the_port_for_hip(case: Path) -> None:
+    old = _read(case / "input.mk")
+    result = port_make(old, str(case / "input.mk"))
+    text, findings = dual_make(old, result.text, result.regions, "Makefile")
+    parse_make(text)
+    if result.text == old:
+        assert text == old
+        return
+    assert make_is_dual(text)
+    switch, body = _switch_and_body(text)
+    assert switch.startswith("GPU_RUNTIME ?= CUDA")
+    assert projected(body, "CUDA", "make") == old
+    if not findings:
+        assert projected(body, "HIP", "make") == result.text
+
+
+def _switch_and_body(text: str) -> tuple[str, str]:
+    """A dual Makefile's switch (four lines, after its header comment) and the rest."""
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("GPU_RUNTIME ?="))
+    return "".join(lines[at : at + 4]), "".join(lines[:at] + lines[at + 4 :])
+
+
+def test_every_fixture_gets_every_change_in_both_branches() -> None:
+    """No change of any fixture's port is left for CUDA only (a block changed in part is wrapped whole)."""
+    partial = []
+    for case in CMAKE_CASES:
+        old = _read(case / "input.cmake")
+        result = port_cmake(old)
+        if dual_cmake(old, result.text, result.regions, "x")[1]:
+            partial.append(case.name)
+    for case in MAKE_CASES:
+        old = _read(case / "input.mk")
+        result = port_make(old)
+        if dual_make(old, result.text, result.regions, "x")[1]:
+            partial.append(case.name)
+    assert partial == []
+
+
+def test_a_changed_condition_becomes_both_conditions() -> None:
+    old = "if(CUDA_FOUND)\n  add_library(k k.cu)\nendif()\n"
+    new = "if(hip_FOUND)\n  add_library(k k.cu)\nendif()\n"
+    text, findings = dual_cmake(old, new, None, "CMakeLists.txt")
+    assert not findings
+    assert text.startswith('if((GPU_RUNTIME STREQUAL "HIP" AND (hip_FOUND)) OR (NOT GPU_RUNTIME STREQUAL "HIP" '
+                           "AND (CUDA_FOUND)))\n")
+    assert projected(text, "HIP") == new and projected(text, "CUDA") == old
+
+
+def test_a_changed_loop_is_wrapped_whole() -> None:
+    old = "set(A 1)\nforeach(lib cudart cublas)\n  message(${lib})\nendforeach()\nset(B 2)\n"
+    new = "set(A 1)\nforeach(lib amdhip64 hipblas)\n  message(${lib})\nendforeach()\nset(B 2)\n"
+    text, findings = dual_cmake(old, new, None, "CMakeLists.txt")
+    assert not findings
+    assert text.startswith('set(A 1)\nif(GPU_RUNTIME STREQUAL "HIP")\nforeach(lib amdhip64 hipblas)\n')
+    assert text.endswith("endforeach()\nendif()\nset(B 2)\n")
+    assert projected(text, "HIP") == new and projected(text, "CUDA") == old
+
+
+def test_a_block_changed_in_part_is_wrapped_whole_with_the_changes_it_reaches() -> None:
+    old = "if(USE_GPU)\n  set(X nvcc)\nelse()\n  set(X cc)\nendif()\nset(L cudart)\n"
+    new = "if(USE_GPU)\n  set(X hipcc)\n  find_package(hip)\nelse()\n  set(X cc)\nendif()\nset(L amdhip64)\n"
+    text, findings = dual_cmake(old, new, None, "CMakeLists.txt")
+    assert not findings and projected(text, "HIP") == new and projected(text, "CUDA") == old
+
+
+def test_a_change_no_block_can_hold_is_left_for_cuda_and_reported() -> None:
+    old = "set(A cudart)\nset(B 1)\n"
+    new = "if(X)\nset(A amdhip64)\nset(B 1)\n"  # a block the port opens and never closes: no branch holds it
+    text, findings = dual_cmake(old, new, None, "CMakeLists.txt")
+    assert [(f.rule, f.line) for f in findings] == [("dual-branch-unported", 1)]
+    assert findings[0].suggestion.endswith("if(X)")
+    assert projected(text, "CUDA") == old and projected(text, "HIP") == "set(A amdhip64)\nset(B 1)\n"
+
+
+def test_a_changed_conditional_directive_is_wrapped_whole() -> None:
+    old = "ifdef CUDA_PATH\nNVCC := nvcc\nelse\nNVCC := cc\nendif\n"
+    new = "ifdef ROCM_PATH\nNVCC := nvcc\nelse\nNVCC := cc\nendif\n"
+    text, findings = dual_make(old, new, None, "Makefile")
+    assert not findings
+    body = _switch_and_body(text)[1]
+    assert projected(body, "CUDA", "make") == old and projected(body, "HIP", "make") == new
+    parse_make(text)
+
+
+def test_cmake_switch_goes_before_project_and_the_folder_after_it() -> None:
+    old = "cmake_minimum_required(VERSION 3.18)\nproject(p LANGUAGES CXX CUDA)\nadd_executable(a a.cu)\n"
+    result = port_cmake(old)
+    text, _ = dual_cmake(old, result.text, result.regions, "CMakeLists.txt", switch=True, compat="hip-compat")
+    commands = [c.identifier for c in parse_cmake(text).commands()]
+    assert commands[:2] == ["set", "set_property"]  # the cache variable and its choices, before anything reads it
+    assert 'include_directories(BEFORE "${CMAKE_CURRENT_LIST_DIR}/hip-compat")' in text
+    assert text.index("include_directories(BEFORE") > text.index("project(p LANGUAGES CXX HIP)")
+    assert "-include cuda_to_hip.h" in text
+
+
+def test_a_file_without_changes_stays_byte_for_byte() -> None:
+    old = "project(p CXX)\nadd_executable(a a.cpp)\n"
+    assert dual_cmake(old, old, [], "CMakeLists.txt") == (old, [])
+    make = "all:\n\tcc -o a a.c\n"
+    assert dual_make(make, make, [], "Makefile") == (make, [])
+
+
+def test_crlf_files_get_crlf_branches() -> None:
+    old = "SMS := 80\r\nNVCC := nvcc\r\n"
+    new = "SMS := 80\r\nNVCC := hipcc\r\n"
+    text, _ = dual_make(old, new, None, "Makefile")
+    assert "\r\n" in text and "\n" not in text.replace("\r\n", "")
+
+
+def _tables() -> HipifyTables:
+    return HipifyTables({"cudaMalloc": "hipMalloc", "cudaStream_t": "hipStream_t", "cublasCreate": "hipblasCreate"},
+                        {"cuda_runtime.h": "hip/hip_runtime.h", "cublas_v2.h": "hipblas.h", "cub/cub.cuh":
+                         "hipcub/hipcub.hpp", "cuda.h": "hip/hip_runtime.h"},
+                        frozenset({"cudaGraphInstantiateWithParams"}), "digest")
+
+
+def test_the_mapping_header_defines_exactly_the_names_the_sources_use() -> None:
+    usage = Usage()
+    usage.add('#include <cuda_runtime.h>\n#include "cublas_v2.h"\n#include <cub/cub.cuh>\n'
+              "// cudaStream_t in a comment is no use\n"
+              "#define CHECK(x) cudaMalloc(x)\nvoid f() { cudaGraphInstantiateWithParams(); }\n")
+    made = compat_files(usage, _tables())
+    mapping = made.files["cuda_to_hip.h"]
+    assert "#define cudaMalloc hipMalloc" in mapping and "cudaStream_t" not in mapping
+    assert "cublasCreate" not in mapping
+    assert made.unsupported == ["cudaGraphInstantiateWithParams"]
+    assert sorted(made.files) == ["cub/cub.cuh", "cublas_v2.h", "cuda_runtime.h", "cuda_to_hip.h"]
+    assert '#include "../cuda_to_hip.h"' in made.files["cub/cub.cuh"]
+    assert "namespace cub = hipcub;" in made.files["cub/cub.cuh"]
+    assert "__has_include(<hipblas/hipblas.h>)" in made.files["cublas_v2.h"]
+    assert all(text.startswith("// Written by buildport migrate --keep-cuda") for text in made.files.values())
+
+
+def test_a_header_of_the_project_named_like_cudas_gets_no_file() -> None:
+    usage = Usage()
+    usage.add('#include "cuda.h"\n#include <cuda_runtime.h>\n')
+    made = compat_files(usage, _tables(), own_headers=["src/cuda.h"])
+    assert "cuda.h" not in made.files and "cuda_runtime.h" in made.files
+
+
+def _project(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.18)\nproject(p LANGUAGES CXX CUDA)\n"
+                                         "add_executable(app app.cu)\n")
+    (root / "app.cu").write_text(
+        "#include <cuda_runtime.h>\n__global__ void k(float *x) { x[0] = 1; }\n"
+        "int main() {\n  float *x;\n  cudaMalloc(&x, 4);\n  k<< <1, 1 >> >(x);\n  cudaFree(x);\n  return 0;\n}\n")
+    return root
+
+
+def test_migrate_keep_cuda_leaves_the_sources_and_reports_what_a_header_cannot_carry(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = _project(tmp_path / "proj")
+    source = (project / "app.cu").read_bytes()
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out), "--keep-cuda",
+                                     "--no-cmake-configure"])
+    assert done.exit_code == 0, done.output
+    assert (out / "app.cu").read_bytes() == source
+    mapping = (out / "hip-compat" / "cuda_to_hip.h").read_text()
+    assert "#define cudaMalloc hipMalloc" in mapping and "#define cudaFree   hipFree" in mapping
+    assert (out / "hip-compat" / "cuda_runtime.h").is_file()
+    lists = (out / "CMakeLists.txt").read_text()
+    assert 'set(GPU_RUNTIME "CUDA" CACHE STRING' in lists and "project(p LANGUAGES CXX CUDA)" in lists
+    assert projected(lists, "CUDA").endswith(_read(project / "CMakeLists.txt"))
+    report = json.loads((out / "migration.json").read_text())
+    assert report["keep_cuda"]["files"] == ["hip-compat/cuda_runtime.h", "hip-compat/cuda_to_hip.h"]
+    assert report["keep_cuda"]["names_mapped"] == 2
+    # the launch written with spaces (a normal migration closes it up): at the untouched file's line
+    [left] = [r for r in report["remaining"] if r["rule"] == "dual-source-not-carried"]
+    assert left["path"] == "app.cu" and "<<<" in left["message"]
+    markdown = (out / "MIGRATION.md").read_text()
+    assert "cmake -S . -B build-hip -DGPU_RUNTIME=HIP" in markdown and "# NVIDIA (CUDA), as before" in markdown
+
+    again = CliRunner().invoke(main, ["migrate", str(out), "--in-place", "--force", "--keep-cuda",
+                                      "--no-cmake-configure"])
+    assert again.exit_code == 0 and "nothing to change" in again.output, again.output
+
+
+def test_migrate_keep_cuda_refuses_a_compatibility_folder_of_the_projects_own(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = _project(tmp_path / "proj")
+    (project / "hip-compat").mkdir()
+    (project / "hip-compat" / "cuda_to_hip.h").write_text("// the project's own\n")
+    done = CliRunner().invoke(main, ["migrate", str(project), "--in-place", "--force", "--keep-cuda",
+                                     "--no-cmake-configure"])
+    assert done.exit_code == 2 and "the project's own file" in done.output, done.output
+    assert (project / "hip-compat" / "cuda_to_hip.h").read_text() == "// the project's own\n"
+    assert "GPU_RUNTIME" not in (project / "CMakeLists.txt").read_text()
+
+
+def test_keep_cuda_and_renamed_sources_are_refused_together(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = _project(tmp_path / "proj")
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(tmp_path / "o"), "--keep-cuda",
+                                     "--rename-sources", "hip"])
+    assert done.exit_code == 2 and "--keep-cuda" in done.output
