@@ -21,6 +21,7 @@ from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeade
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
 from buildport.passes.cmake_tools import ToolCommands
 from buildport.prescan import may_need_cmake_port, names_cuda_beyond_flags
+from buildport.dual import is_dual
 from buildport.rules.python import MARKER
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER
@@ -64,6 +65,8 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     tree = parse_cmake(text, path, cut=hot)
     if not hot:
         return Result(path, text, text)  # no rule can fire: parsed only, to reject bad input
+    if is_dual(text, "cmake"):
+        return Result(path, text, text)  # picks CUDA or HIP (migrate --keep-cuda): both are written
     if _host_project(tree.commands(), text):
         return Result(path, text, text)
     ctx = Context(path, tree, options, Edits(tree))
@@ -126,6 +129,8 @@ def port_make(
     options = options or Options()
     if tree is None or tree.source != text:
         tree = make.parse_make(text, path)
+    if is_dual(text, "make"):
+        return Result(path, text, text, regions=[])  # picks CUDA or HIP (migrate --keep-cuda): both are written
     if facts is None:
         facts = MakeFacts()
         if make.may_hold_rule_words(text):  # otherwise the file alone defines no variable the rules use

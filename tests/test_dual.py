@@ -255,3 +255,96 @@ def test_keep_cuda_and_renamed_sources_are_refused_together(tmp_path: Path) -> N
     done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(tmp_path / "o"), "--keep-cuda",
                                      "--rename-sources", "hip"])
     assert done.exit_code == 2 and "--keep-cuda" in done.output
+
+
+def test_a_dry_run_shows_the_compatibility_folder_and_writes_nothing(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = _project(tmp_path / "proj")
+    before = sorted(p.name for p in project.rglob("*"))
+    done = CliRunner().invoke(main, ["migrate", str(project), "--dry-run", "--keep-cuda", "--no-cmake-configure"])
+    assert done.exit_code == 0, done.output
+    assert "write (keep-cuda)  hip-compat/cuda_to_hip.h" in done.output
+    assert "--- /dev/null\n+++ b/hip-compat/cuda_to_hip.h\n" in done.output
+    assert '+if(GPU_RUNTIME STREQUAL "HIP")' in done.output
+    assert sorted(p.name for p in project.rglob("*")) == before
+
+
+def test_the_hip_view_keeps_every_line_where_it_was() -> None:
+    from buildport.dual.view import hip_view
+
+    old = _read(FIXTURES / "cmake" / "project-cuda-only" / "input.cmake")
+    result = port_cmake(old)
+    text, _ = dual_cmake(old, result.text, result.regions, "CMakeLists.txt", switch=True, compat="hip-compat")
+    view = hip_view(text, "cmake")
+    assert view.count("\n") == text.count("\n")
+    assert "CUDA" not in view.replace("hip-compat", "") and "GPU_RUNTIME" not in view
+    assert [line for line in view.splitlines() if line.strip() and "hip-compat" not in line
+            and "cuda_to_hip" not in line] == [
+        line for line in result.text.splitlines() if line.strip()]
+
+
+def test_a_port_leaves_a_dual_file_as_it_is() -> None:
+    old = _read(FIXTURES / "make" / "continuation-lines" / "input.mk")
+    result = port_make(old)
+    text, _ = dual_make(old, result.text, result.regions, "Makefile")
+    again = port_make(text)
+    assert again.text == text and not again.findings
+    cmake_old = "project(p LANGUAGES CXX CUDA)\nadd_executable(a a.cu)\n"
+    ported = port_cmake(cmake_old)
+    dual, _ = dual_cmake(cmake_old, ported.text, ported.regions, "CMakeLists.txt", switch=True)
+    assert port_cmake(dual).text == dual and not port_cmake(dual).findings
+
+
+def test_the_audit_of_a_dual_tree_gates_on_what_the_hip_build_lacks(tmp_path: Path) -> None:
+    """After --keep-cuda the audit reads each build file as the HIP build does and each source with the names
+    the compatibility folder maps: the CUDA left on purpose is not reported, what the HIP build lacks is."""
+    import json
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = _project(tmp_path / "proj")
+    (project / "app.cu").write_text("#include <cuda_runtime.h>\nint main() {\n  float *x;\n  cudaMalloc(&x, 4);\n"
+                                     "  cudaFree(x);\n  return 0;\n}\n")
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out), "--keep-cuda",
+                                     "--no-cmake-configure"])
+    assert done.exit_code == 0, done.output
+
+    def findings(root: Path) -> list[tuple[str, str]]:
+        audited = CliRunner().invoke(main, ["audit", str(root), "--no-cache", "--format", "json"])
+        return sorted((Path(f["path"]).relative_to(root).as_posix(), f["rule"])
+                      for f in json.loads(audited.output)["findings"] if f["severity"] != "info")
+
+    assert ("app.cu", "cuda-api-left") in findings(project)
+    assert findings(out) == []
+    # a CUDA name the folder does not map (written after the migration) is reported again
+    (out / "app.cu").write_text((out / "app.cu").read_text().replace("cudaFree(x);", "cudaFree(x);\n  cudaDeviceReset();"))
+    assert findings(out) == [("app.cu", "cuda-api-left")]
+
+
+def test_a_setup_py_is_left_as_it_is_and_reported(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = _project(tmp_path / "proj")
+    setup = ("from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+             "setup(name='ext', ext_modules=[CUDAExtension('ext', ['ext.cu'], extra_compile_args={'nvcc': "
+             "['-O3', '--use_fast_math']})], cmdclass={'build_ext': BuildExtension})\n")
+    (project / "setup.py").write_text(setup)
+    (project / "ext.cu").write_text("__global__ void k() {}\n")
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out), "--keep-cuda",
+                                     "--no-cmake-configure"])
+    assert done.exit_code == 0, done.output
+    assert (out / "setup.py").read_text() == setup
+    remaining = json.loads((out / "migration.json").read_text())["remaining"]
+    assert [(r["path"], r["rule"]) for r in remaining if r["rule"] == "dual-branch-unported"] == [
+        ("setup.py", "dual-branch-unported")]

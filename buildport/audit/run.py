@@ -16,7 +16,8 @@ from buildport.pipeline.discovery import (
 from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.pool import Feed, Workers
 from buildport.pipeline.port import FactKeys
-from buildport.source.hipify_tables import installed_tables
+from buildport.dual.compat import carried_tables
+from buildport.source.hipify_tables import HipifyTables, installed_tables
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText, read_source
 
@@ -39,8 +40,10 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     index = cache.files if cache is not None else None
     words: dict[str, list[str]] = {}  # the include lines of the Makefiles found
     left_out: set[str] = set()  # included Makefiles the walk would leave out: read for their facts only
-    found = iter_collect(list(paths), report.errors, contents, index, words, ignore, left_out)  # as found
-    for outcome in _audit_all(found, jobs, cache, contents, words):
+    paths = list(paths)
+    tables = carried_tables(installed_tables(), paths)  # a --keep-cuda tree: the names its folder maps are not left
+    found = iter_collect(paths, report.errors, contents, index, words, ignore, left_out)  # as found
+    for outcome in _audit_all(found, jobs, cache, contents, words, tables):
         if isinstance(outcome, str):
             report.errors.append(outcome)
             continue
@@ -58,7 +61,8 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
 
 def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
                contents: dict[str, SourceText] | None = None,
-               words: dict[str, list[str]] | None = None) -> list[FileAudit | None | str]:
+               words: dict[str, list[str]] | None = None, tables: HipifyTables | None = None,
+               ) -> list[FileAudit | None | str]:
     """Each (path, kind) audited in order: cache hits here, the misses in a pool when ``jobs`` > 1,
     handed over in chunks as ``items`` yields them (see :meth:`buildport.pipeline.pool.Workers.feed`).
     Each Makefile is audited with the facts of the files make reads with it, as ``buildport make``
@@ -73,7 +77,7 @@ def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
             yield path, kind
 
     with Workers(jobs, preload=lambda: _load_engines(kinds)) as workers:
-        return _audit_each(noted(), workers, cache, contents, words)
+        return _audit_each(noted(), workers, cache, contents, words, tables)
 
 
 def _load_engines(kinds: set[str]) -> None:
@@ -90,14 +94,15 @@ def _load_engines(kinds: set[str]) -> None:
 
 def _audit_each(items: Iterable[tuple[str, str]], workers: Workers, cache: Cache | None,
                 contents: dict[str, SourceText] | None,
-                words: dict[str, list[str]] | None = None) -> list[FileAudit | None | str]:
+                words: dict[str, list[str]] | None = None, tables: HipifyTables | None = None,
+                ) -> list[FileAudit | None | str]:
     out: list[FileAudit | None | str] = []
     tasks: list[AuditTask] = []
     task_keys: list[Keys] = []  # the cache keys of each task's kind and facts
     missing: list[int] = []
-    kinds = _audit_keys()
+    kinds = _audit_keys(tables)
     lookups = cache is not None and cache.holds_entries()  # else the keys are worked out only to store
-    feed = workers.feed(_audit_chunk, cache)
+    feed = workers.feed(_audit_chunk, (cache, tables))
     pending = (tasks, task_keys, missing, feed)
     index = cache.files if cache is not None else None
     makefiles: list[tuple[int, str, SourceText]] = []  # (where in ``out``, path, source)
@@ -259,22 +264,25 @@ def _stored_scope(stored: Any, members: list[int]) -> tuple[MakeFacts, set[int]]
         return None
 
 
-def _audit_keys() -> dict[str, Keys]:
-    """The cache keys of each kind's audit: a source's depends on the hipify-perl whose tables read it."""
-    tables = installed_tables()
+def _audit_keys(tables: HipifyTables | None) -> dict[str, Keys]:
+    """The cache keys of each kind's audit: a source's depends on the tables that read it (the installed
+    hipify-perl's, less what a --keep-cuda tree's compatibility folder maps)."""
     return {kind: Cache.keys(f"audit-{kind}", tables.digest if kind == SOURCE and tables else None)
             for kind in (CMAKE, MAKE, PYTHON, SOURCE)}
 
 
-def _audit_chunk(tasks: list[AuditTask], cache: Cache | None) -> list[FileAudit | None | str]:
-    """Audit a chunk of tasks (see :data:`AuditTask`); runs in a worker process with ``jobs`` > 1."""
+def _audit_chunk(tasks: list[AuditTask], shared: tuple[Cache | None, HipifyTables | None]
+                 ) -> list[FileAudit | None | str]:
+    """Audit a chunk of tasks (see :data:`AuditTask`); runs in a worker process with ``jobs`` > 1. ``shared``:
+    the cache, and the tables sources are read with."""
+    cache, tables = shared
     out: list[FileAudit | None | str] = []
-    kinds = _audit_keys() if cache is not None else {}
+    kinds = _audit_keys(tables) if cache is not None else {}
     key_for = _make_keys()  # a Makefile read with others: one object for the files that share its facts
     for path, kind, text, digest, facts in tasks:
         key_of = key_for(facts) if facts is not None and cache is not None else kinds.get(kind)
         try:
-            audited = audit_text(text, path, kind, facts)
+            audited = audit_text(text, path, kind, facts, tables)
             out.append(audited)
             if key_of is not None and digest is not None and not _nothing(audited, kind):
                 cache.put(key_of(path, digest), _to_json(audited))  # type: ignore[union-attr]  # "nothing" is kept apart

@@ -223,6 +223,9 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
     for change in sorted(plan.changes, key=lambda c: str(c.path)):
         verb = f"rewrite ({change.kind})" if change.kind != "source" else "hipify" if change.hipify else "fix"
         click.echo(f"  {verb:18} {plan.relative(change.path)}")
+    pending = keep.pending_files(plan)
+    for path in sorted(pending):
+        click.echo(f"  {'write (keep-cuda)':18} {plan.relative(path)}")
     for old, new in mapping.items():
         click.echo(f"  {'rename':18} {plan.relative(old)} -> {plan.relative(new)}")
     for path in plan.unreferenced:
@@ -234,6 +237,8 @@ def _dry_run(root: Path, options: Options, hipify: str | None, jobs: int, rename
     for change in plan.changes:
         name = plan.relative(change.path)
         sys.stdout.writelines(unified(change.source.text, change.new_text, change.regions, f"a/{name}", f"b/{name}"))
+    for path, text in sorted(pending.items()):  # the compatibility folder: new files
+        sys.stdout.writelines(unified("", text, None, "/dev/null", f"b/{plan.relative(path)}"))
     return EXIT_OK
 
 

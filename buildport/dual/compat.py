@@ -10,10 +10,13 @@ tables list as having no HIP counterpart is returned apart, for the report.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import AbstractSet as Set, Iterable
 
-from buildport.rules.dual import COMPAT_MARK, HEADER_GUARDS, MAPPING_HEADER, RUNTIME_GUARDS, WARP_SYNC_HIP_VERSION
+from buildport.rules.dual import COMPAT_FOLDER, COMPAT_MARK, HEADER_GUARDS, MAPPING_HEADER, RUNTIME_GUARDS, WARP_SYNC_HIP_VERSION
 from buildport.rules.source_rules import (
     C_DEFAULT_ARGUMENTS, CUB_MACRO_FALLBACKS, FALLBACKS, HEADER_RENAMES, KERNEL_POINTER_ARGUMENTS, NVTX_DEFINITIONS,
     NVTX_HEADER, NVTX_KEPT, SINGLE_TYPE_INTRINSICS, SYNCWARP, TYPEDEF_NOT_TAG, UNSYNCED_WARP_FUNCTIONS,
@@ -204,3 +207,52 @@ def _forwarding(header: str, hip: str, used: Set[str] = frozenset(), hip_names: 
         if fallback.header in spellings:
             lines += [f"#if {fallback.lacking}", fallback.definition.rstrip("\n"), "#endif"]
     return "\n".join(lines) + "\n"
+
+
+_DEFINE = re.compile(r"^#define[ \t]+(\w+)", re.M)
+
+
+def carried_tables(tables: HipifyTables | None, paths: Iterable[str]) -> HipifyTables | None:
+    """``tables`` less what the compatibility folder of a ``--keep-cuda`` tree carries, where one of ``paths``
+    lies in such a tree (its folder found beside the path or above it): the names its mapping header defines
+    and the headers it holds are not CUDA left for the HIP build. ``tables`` itself where there is none."""
+    if tables is None:
+        return None
+    names: set[str] = set()
+    headers: set[str] = set()
+    defined: set[str] = set()  # every name a file of the folder defines
+    for folder in _folders(paths):
+        for path in sorted(folder.rglob("*")):
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            except OSError:
+                continue
+            if not text.startswith(COMPAT_MARK):
+                continue
+            defined.update(_DEFINE.findall(text))
+            if path.name == MAPPING_HEADER and path.parent == folder:
+                names.update(_DEFINE.findall(text))
+            else:
+                headers.add(path.relative_to(folder).as_posix())
+                if NVTX_HEADER.fullmatch(path.relative_to(folder).as_posix()):
+                    defined.update(NVTX_KEPT)
+    if not names and not headers:
+        return tables
+    defined.update(guard for guards in HEADER_GUARDS.values() for guard in guards)  # defined as CUDA's headers do
+    key = hashlib.sha256("\n".join(sorted(defined) + sorted(headers)).encode()).hexdigest()[:16]
+    return HipifyTables({k: v for k, v in tables.identifiers.items() if k not in names},
+                        {k: v for k, v in tables.headers.items() if k not in headers},
+                        tables.unsupported - defined, f"{tables.digest}+{key}", frozenset(defined | headers))
+
+
+def _folders(paths: Iterable[str]) -> list[Path]:
+    """The compatibility folders of the trees ``paths`` lie in (nearest first, each once)."""
+    found: dict[Path, None] = {}
+    for given in paths:
+        start = Path(given).resolve()
+        for place in [start, *start.parents]:
+            folder = place / COMPAT_FOLDER
+            if (folder / MAPPING_HEADER).is_file():
+                found[folder] = None
+                break
+    return list(found)

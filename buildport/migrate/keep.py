@@ -126,9 +126,9 @@ def _inside(path: Path, folder: Path) -> bool:
 
 def is_dual(kind: str, text: str) -> bool:
     """Whether a build file picks its branches by the runtime switch already (an earlier run's output)."""
-    from buildport.dual import cmake, make
+    from buildport.dual import is_dual as dual
 
-    return (cmake.is_dual if kind == "cmake" else make.is_dual)(text)
+    return dual(text, kind)
 
 
 def dual_text(plan: Plan, kind: str, path: Path, old: str, result: Result) -> tuple[str, list[Finding]]:
@@ -219,3 +219,12 @@ def is_compat_file(plan: Plan, path: Path) -> bool:
             return file.read(len(COMPAT_MARK)) == COMPAT_MARK
     except OSError:
         return False
+
+
+def setup_py_left(relative: str) -> Finding:
+    """A ``setup.py`` whose extensions' flags the port would change: left as it is in a dual build (its CUDA
+    build must not change), reported with what to do."""
+    return Finding(relative, 1, 1, "dual-branch-unported", Severity.WARNING,
+                   "a setup.py is left as it is in a dual build: PyTorch builds its extensions for ROCm from the same "
+                   "file, and the nvcc flags or libraries it names need their HIP spellings there",
+                   "choose them with `if torch.version.hip:` (see `buildport python --diff` for the HIP spellings)")

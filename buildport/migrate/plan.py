@@ -314,7 +314,9 @@ def _plan_setup_py(plan: Plan, options: Options) -> None:
         relative = plan.relative(path)
         plan.findings.extend(dataclasses.replace(f, path=relative) for f in result.findings
                              if f.severity >= Severity.WARNING)
-        if result.changed:
+        if result.changed and plan.keep_cuda:
+            plan.findings.append(keep.setup_py_left(relative))
+        elif result.changed:
             plan.changes.append(Change(path, source, result.text, "python", regions=result.regions))
 
 

@@ -37,6 +37,9 @@ class HipifyTables:
     headers: dict[str, str]
     unsupported: frozenset[str]
     digest: str
+    #: What a ``--keep-cuda`` tree's compatibility folder defines and holds (names, header paths): carried
+    #: for its HIP build, so neither CUDA left nor a construct to convert (see buildport.dual.compat).
+    carried: frozenset[str] = frozenset()
 
     def converts(self, name: str) -> bool:
         return name in self.identifiers

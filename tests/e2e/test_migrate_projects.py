@@ -654,6 +654,13 @@ def test_dual_build_builds_with_nvcc_and_with_rocm(name: str, tmp_path: Path, wo
     named = sorted({r["path"] for r in report["remaining"] if r["rule"] == "dual-source-not-carried"})
     assert named == sorted(project.not_carried), named
     assert not [r for r in report["remaining"] if r["rule"] in ("dual-branch-unported", "hipify-unsupported")]
+    # the audit reads the dual tree as its HIP build does: no CUDA left that the folder does not map
+    _, findings = _audit(workbench, dual)
+    unreferenced = {(dual / rel).resolve() for rel in project.unreferenced}
+    left = [f"{f['path']}:{f['line']}: {f['rule']}" for f in findings
+            if f["rule"] in ("cuda-api-left", "hipify-unsupported") and Path(f["path"]).resolve() not in unreferenced
+            or f["fixable"] and f["kind"] != "source"]
+    assert not left, left
 
     for_cuda, for_hip, again = (tmp_path / n for n in ("dual-cuda", "dual-hip", "dual-again"))
     for copy in (for_cuda, for_hip, again):

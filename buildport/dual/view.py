@@ -1,0 +1,64 @@
+"""A dual build file as the HIP build reads it, line for line: what the audit checks of a ``--keep-cuda`` tree.
+
+The lines only the CUDA build reads (the ``else`` branches of the runtime switch, the project's own text),
+the switch's own lines and the branch markers become empty lines, and a joined condition keeps its HIP
+half; every other line is as written, at the same line number, so a finding in the view is a finding at
+that line of the file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from buildport.rules.dual import (
+    CMAKE_IF_CUDA, CMAKE_IF_HIP, CMAKE_IS_HIP, CMAKE_SWITCH, MAKE_IF_CUDA, MAKE_IF_HIP, MAKE_SWITCH,
+)
+
+_CMAKE_OPEN = re.compile(r"^[ \t]*(?:if|foreach|while|function|macro|block)[ \t]*\(", re.I)
+_CMAKE_CLOSE = re.compile(r"^[ \t]*(?:endif|endforeach|endwhile|endfunction|endmacro|endblock)[ \t]*\(", re.I)
+_CMAKE_ELSE = re.compile(r"^[ \t]*else[ \t]*\([ \t]*\)[ \t]*$")
+_MAKE_OPEN = re.compile(r"^[ \t]*(?:ifeq|ifneq|ifdef|ifndef)\b")
+_MAKE_CLOSE = re.compile(r"^[ \t]*endif\b")
+_MAKE_ELSE = re.compile(r"^[ \t]*else[ \t]*$")
+_JOINED = re.compile(r"\(" + re.escape(CMAKE_IS_HIP) + r" AND \((?P<hip>.*?)\)\) OR \(NOT " + re.escape(CMAKE_IS_HIP)
+                     + r" AND \((?P<cuda>.*?)\)\)(?=\))", re.S)
+
+
+def hip_view(text: str, kind: str) -> str:
+    """``text`` (a dual CMake file, ``kind`` ``cmake``, or Makefile) as the HIP build reads it, line for line."""
+    switch: tuple[str, ...]
+    if kind == "cmake":
+        marks, switch = (CMAKE_IF_HIP, CMAKE_IF_CUDA), CMAKE_SWITCH
+        opening, closing, middle = _CMAKE_OPEN, _CMAKE_CLOSE, _CMAKE_ELSE
+        text = _JOINED.sub(lambda m: m.group("hip"), text)
+    else:
+        marks, switch = (MAKE_IF_HIP, MAKE_IF_CUDA), MAKE_SWITCH
+        opening, closing, middle = _MAKE_OPEN, _MAKE_CLOSE, _MAKE_ELSE
+    lines = text.splitlines(keepends=True)
+    bodies = [line.rstrip("\r\n") for line in lines]
+    ours = {i + k for i in range(len(lines)) if bodies[i : i + len(switch)] == list(switch) for k in range(len(switch))}
+    out: list[str] = []
+    stack: list[tuple[bool, bool]] = []  # each open block: (one of the switch's, whether HIP reads its lines)
+    for at, line in enumerate(lines):
+        body = bodies[at]
+        bare = body.strip()
+        ending = line[len(body):]
+        reading = all(hip for _, hip in stack)
+        if at in ours:
+            out.append(ending)  # the switch's declaration and check
+        elif bare in marks:
+            stack.append((True, bare == marks[0]))
+            out.append(ending)
+        elif stack and stack[-1][0] and middle.match(body):
+            stack[-1] = (True, not stack[-1][1])
+            out.append(ending)
+        elif stack and stack[-1][0] and closing.match(body):
+            stack.pop()
+            out.append(ending)
+        else:
+            if opening.match(body):
+                stack.append((False, True))
+            elif closing.match(body) and stack:
+                stack.pop()
+            out.append(line if reading else ending)
+    return "".join(out)
