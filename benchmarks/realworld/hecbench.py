@@ -18,6 +18,11 @@ else ``--sample`` programs that have both (a seeded random choice), this script,
    so its relative paths still resolve), then builds that with plain ``make`` (``HIP_PLATFORM=amd``
    only, no ``ROCM_PATH``: the ported Makefile must find ROCm itself).
 
+With ``--keep-cuda`` the migration is ``migrate --keep-cuda`` (a dual tree, sources untouched), its HIP side
+is built with ``make GPU_RUNTIME=HIP``, and its CUDA side and the CUDA original are built too, each in a
+copy of its own, with nvcc (``make ARCH=sm_80``: HeCBench's default sm_60 is older than CUDA 13 builds
+for), so that a dual tree is shown to keep the CUDA build the original has.
+
 A build is ok when make exits 0 and an executable appears. A failure gets its first error line
 and a cause from ``classify.py``: ``library`` (a ROCm library, MPI or OpenMP not installed here),
 ``source``, ``build-file``, ``environment`` or ``unknown``. The table goes to stdout and
@@ -205,6 +210,12 @@ def run_program(name: str, git_dir: Path, work: Path, known: set[str], code: Pat
     result["migrate"] = {"rc": rc, "seconds": round(time.monotonic() - started, 1),
                          "summary": lines[-1] if lines else ""}  # fmt: skip
     if rc == 0:
+        if keep_cuda:  # the CUDA side first, in copies: the HIP build writes its objects in the tree
+            for side, folder in (("cuda_original", src / f"{name}-cuda"), ("cuda_dual", ported)):
+                copy = out / f"{side}-tree"
+                shutil.copytree(folder, copy, symlinks=True)
+                result[side] = build(copy, _env(), out / f"{side}-build.log", None, ("ARCH=sm_80",))
+                shutil.rmtree(copy, ignore_errors=True)
         result["buildport"] = build(ported, _env(HIP_PLATFORM="amd"), out / "buildport-build.log", _converted(ported),
                                     ("GPU_RUNTIME=HIP",) if keep_cuda else ())
     else:
@@ -249,6 +260,14 @@ def summary(results: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
         f"Human port builds, buildport's does not: {', '.join(totals['buildport_only_failed']) or 'none'}.",
         f"buildport's builds, the human port does not: {', '.join(totals['human_only_failed']) or 'none'}.",
     ]  # fmt: skip
+    dual = [r for r in results if "cuda_dual" in r]
+    if dual:  # --keep-cuda: the CUDA side of each dual tree against the CUDA original, both with nvcc
+        totals["cuda_original_ok"] = sum(r["cuda_original"]["ok"] for r in dual)
+        totals["cuda_dual_ok"] = sum(r["cuda_dual"]["ok"] for r in dual)
+        totals["cuda_dual_lost"] = sorted(r["name"] for r in dual if r["cuda_original"]["ok"] and not r["cuda_dual"]["ok"])
+        lines.append(f"CUDA side with nvcc: the originals {totals['cuda_original_ok']} of {len(dual)}, the dual trees "
+                     f"{totals['cuda_dual_ok']}; the original builds, its dual tree does not: "
+                     f"{', '.join(totals['cuda_dual_lost']) or 'none'}.")
     return "\n".join(lines), totals
 
 
@@ -261,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="programs handled at once")
     parser.add_argument("--code", type=Path, default=REPO, help="the buildport checkout to run (default: this one)")
     parser.add_argument("--keep-cuda", action="store_true",
-                        help="migrate with --keep-cuda and build the dual tree's HIP side (GPU_RUNTIME=HIP)")
+                        help="migrate with --keep-cuda; build the dual tree's HIP side (GPU_RUNTIME=HIP), and its CUDA "
+                        "side and the original with nvcc")
     parser.add_argument("names", nargs="*", metavar="NAME")
     args = parser.parse_args(argv)
     git_dir, work, code = args.git_dir.resolve(), args.work.resolve(), args.code.resolve()

@@ -172,6 +172,8 @@ def _device_functions(used: set[str]) -> list[str]:
         lines.append(f"#define {name}(x) {name}(({SINGLE_TYPE_INTRINSICS[name]})(x))")
     if "CUDART_CB" in used:
         lines.append("#define CUDART_CB")
+    if "register" in used:  # C++17 removed the specifier; nvcc, and C, accept it
+        lines += ["#ifdef __cplusplus", '#pragma GCC diagnostic ignored "-Wregister"', "#endif"]
     for name in sorted(used & FALLBACKS.keys()):
         fallback = FALLBACKS[name]
         if fallback.header == "hip/hip_runtime.h":

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 CARRIED_FIXES = frozenset({
     "runtime_include", "own_headers", "headers", "cub_namespace", "header_tests", "struct_typedef", "c_defaults",
     "kernel_pointer", "void_pointer", "warp_sync", "fallbacks", "intrinsic_casts", "nvtx", "callback_macro",
-    "cub_macros",
+    "cub_macros", "register",
 })
 
 
