@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from buildport.dual.cmake import dual_cmake, is_dual as cmake_is_dual
+from buildport.dual import is_dual
+from buildport.dual.cmake import dual_cmake
 from buildport.dual.compat import Usage, compat_files
-from buildport.dual.make import dual_make, is_dual as make_is_dual
+from buildport.dual.make import dual_make
 from buildport.engine import port_cmake, port_make
 from buildport.source.hipify_tables import HipifyTables
 from buildport.syntax.cmake import parse_cmake
@@ -30,43 +31,25 @@ def _read(path: Path) -> str:
     return decode(path.read_bytes(), str(path))
 
 
-@pytest.mark.parametrize("case", CMAKE_CASES, ids=[p.name for p in CMAKE_CASES])
-def test_cmake_dual_reads_as_the_project_for_cuda_and_as_the_port_for_hip(case: Path) -> None:
-    old = _read(case / "input.cmake")
-    result = port_cmake(old, str(case / "input.cmake"))
-    text, findings = dual_cmake(old, result.text, result.regions, "CMakeLists.txt")
-    parse_cmake(text)
-    assert projected(text, "CUDA") == old
+KINDS = {"cmake": ("input.cmake", port_cmake, dual_cmake, parse_cmake), "make": ("input.mk", port_make, dual_make, parse_make)}
+CASES = [("cmake", case) for case in CMAKE_CASES] + [("make", case) for case in MAKE_CASES]
+
+
+@pytest.mark.parametrize(("kind", "case"), CASES, ids=[f"{kind}/{case.name}" for kind, case in CASES])
+def test_a_dual_file_reads_as_the_project_for_cuda_and_as_the_port_for_hip(kind: str, case: Path) -> None:
+    name, port, dual, parse = KINDS[kind]
+    old = _read(case / name)
+    result = port(old, str(case / name))
+    text, findings = dual(old, result.text, result.regions, "build-file")
+    parse(text)
+    assert projected(text, "CUDA", kind) == old
     if not findings:
-        assert projected(text, "HIP") == result.text
-    if result.text != old:
-        assert cmake_is_dual(text)
-    else:
-        assert text == old
-
-
-@pytest.mark.parametrize("case", MAKE_CASES, ids=[p.name for p in MAKE_CASES])
-def test_make_dual_reads_as_the_project_for_cuda_and_as_the_port_for_hip(case: Path) -> None:
-    old = _read(case / "input.mk")
-    result = port_make(old, str(case / "input.mk"))
-    text, findings = dual_make(old, result.text, result.regions, "Makefile")
-    parse_make(text)
+        assert projected(text, "HIP", kind) == result.text
+    assert is_dual(text, kind) == (result.text != old)
     if result.text == old:
         assert text == old
-        return
-    assert make_is_dual(text)
-    switch, body = _switch_and_body(text)
-    assert switch.startswith("GPU_RUNTIME ?= CUDA")
-    assert projected(body, "CUDA", "make") == old
-    if not findings:
-        assert projected(body, "HIP", "make") == result.text
-
-
-def _switch_and_body(text: str) -> tuple[str, str]:
-    """A dual Makefile's switch (four lines, after its header comment) and the rest."""
-    lines = text.splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if line.startswith("GPU_RUNTIME ?="))
-    return "".join(lines[at : at + 4]), "".join(lines[:at] + lines[at + 4 :])
+    elif kind == "make":
+        assert text.index("GPU_RUNTIME ?= CUDA") < text.index("ifeq ($(GPU_RUNTIME),HIP)")  # the switch comes first
 
 
 def test_every_fixture_gets_every_change_in_both_branches() -> None:
@@ -126,8 +109,7 @@ def test_a_changed_conditional_directive_is_wrapped_whole() -> None:
     new = "ifdef ROCM_PATH\nNVCC := nvcc\nelse\nNVCC := cc\nendif\n"
     text, findings = dual_make(old, new, None, "Makefile")
     assert not findings
-    body = _switch_and_body(text)[1]
-    assert projected(body, "CUDA", "make") == old and projected(body, "HIP", "make") == new
+    assert projected(text, "CUDA", "make") == old and projected(text, "HIP", "make") == new
     parse_make(text)
 
 
@@ -217,7 +199,7 @@ def test_migrate_keep_cuda_leaves_the_sources_and_reports_what_a_header_cannot_c
     assert (out / "hip-compat" / "cuda_runtime.h").is_file()
     lists = (out / "CMakeLists.txt").read_text()
     assert 'set(GPU_RUNTIME "CUDA" CACHE STRING' in lists and "project(p LANGUAGES CXX CUDA)" in lists
-    assert projected(lists, "CUDA").endswith(_read(project / "CMakeLists.txt"))
+    assert projected(lists, "CUDA") == _read(project / "CMakeLists.txt")
     report = json.loads((out / "migration.json").read_text())
     assert report["keep_cuda"]["files"] == ["hip-compat/cuda_runtime.h", "hip-compat/cuda_to_hip.h"]
     assert report["keep_cuda"]["names_mapped"] == 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from buildport.dual.groups import Group, groups, line_end, line_start, extended, refined, trimmed
+from buildport.dual.groups import Group, branches, extended, groups, line_end, line_start, refined, trimmed
 from buildport.findings import Finding, Severity
 from buildport.result import Region
 from buildport.rules.dual import (
@@ -20,6 +20,7 @@ from buildport.rules.dual import (
 )
 from buildport.syntax.cmake import Command, parse_cmake
 from buildport.syntax.errors import ParseError
+from buildport.textio import spliced
 
 #: A file buildport made dual already (a second ``--keep-cuda`` run leaves it as it is).
 _DUAL = re.compile(rf"^[ \t]*if[ \t]*\([ \t]*(?:NOT[ \t]+)?{RUNTIME_VARIABLE}[ \t]+STREQUAL[ \t]+\"HIP\"", re.M)
@@ -74,7 +75,7 @@ def dual_cmake(old: str, new: str, regions: list[Region] | None, path: str, *,
             after = max([after] + [p[1] for p in pieces if p[0] <= project.start < p[1]])
             block = "".join(line.format(folder=compat) + newline for line in CMAKE_COMPAT)
             pieces.append((after, after, block if after == 0 or old[after - 1] == "\n" else newline + block))
-    return _spliced(old, pieces), findings
+    return spliced(old, sorted(pieces, key=lambda p: (p[0], p[1]))), findings
 
 
 def _outside_blocks(commands: list[Command], at: int, old: str) -> int:
@@ -135,17 +136,9 @@ def _render(group: Group, old: str, new: str, units: dict[tuple[int, int], Comma
 
 
 def _branches(old_lines: str, new_lines: str, newline: str) -> str:
-    """The two spellings of some whole lines, chosen by the runtime switch."""
-    indent = _indent(old_lines or new_lines)
-    if old_lines and not old_lines.endswith("\n"):
-        old_lines += newline  # the file's last line: the branch needs its own line break
-    if new_lines and not new_lines.endswith("\n"):
-        new_lines += newline
-    if not old_lines:
-        return f"{indent}{CMAKE_IF_HIP}{newline}{new_lines}{indent}endif(){newline}"
-    if not new_lines.strip():
-        return f"{indent}{CMAKE_IF_CUDA}{newline}{old_lines}{indent}endif(){newline}"
-    return f"{indent}{CMAKE_IF_HIP}{newline}{new_lines}{indent}else(){newline}{old_lines}{indent}endif(){newline}"
+    """The two spellings of some whole lines, chosen by the runtime switch, at the lines' indentation."""
+    return branches(old_lines, new_lines, newline, (CMAKE_IF_HIP, CMAKE_IF_CUDA, "else()", "endif()"),
+                    _indent(old_lines or new_lines))
 
 
 def _joined_condition(command: Command, group: Group, old: str, new: str) -> str | None:
@@ -214,13 +207,3 @@ def _indent(text: str) -> str:
 def _position(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     return line, offset - line_start(text, offset) + 1
-
-
-def _spliced(text: str, pieces: list[tuple[int, int, str]]) -> str:
-    out, at = [], 0
-    for start, end, new in sorted(pieces, key=lambda p: (p[0], p[1])):
-        out.append(text[at:start])
-        out.append(new)
-        at = end
-    out.append(text[at:])
-    return "".join(out)

@@ -190,3 +190,18 @@ def extended(group: Group, later: list[Group], old: str, new: str, spans: list[U
             step = following[0][1] - end
             end, new_end = end + step, new_end + step
     return None, 0
+
+
+def branches(old_lines: str, new_lines: str, newline: str, words: tuple[str, str, str, str], indent: str = "") -> str:
+    """Two spellings of some whole lines, chosen by the runtime switch. ``words``: the language's lines that open
+    the HIP branch, open a CUDA-only one, start the other branch and close it; ``indent``: before each."""
+    if_hip, if_cuda, other, close = (indent + word + newline for word in words)
+    if old_lines and not old_lines.endswith("\n"):
+        old_lines += newline  # the file's last line: the branch needs its own line break
+    if new_lines and not new_lines.endswith("\n"):
+        new_lines += newline
+    if not old_lines:
+        return f"{if_hip}{new_lines}{close}"
+    if not new_lines.strip():
+        return f"{if_cuda}{old_lines}{close}"
+    return f"{if_hip}{new_lines}{other}{old_lines}{close}"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 
-from buildport.dual.groups import Group, extended, groups, trimmed
+from buildport.dual.groups import Group, branches, extended, groups, trimmed
 from buildport.findings import Finding, Severity
 from buildport.result import Region
 from buildport.rules.dual import MAKE_COMPAT, MAKE_IF_CUDA, MAKE_IF_HIP, MAKE_OPENERS, MAKE_SWITCH, RUNTIME_VARIABLE
 from buildport.syntax.errors import ParseError
+from buildport.textio import spliced
 
 _DUAL = re.compile(rf"^[ \t]*if(?:n?eq)[ \t]*\(\$\({RUNTIME_VARIABLE}\),[ \t]*HIP\)", re.M)
 
@@ -67,7 +68,7 @@ def dual_make(old: str, new: str, regions: list[Region] | None, path: str, *,
         if top == len(old) and old and not old.endswith("\n"):
             block = newline + block
         pieces.insert(0, (top, top, block))
-    return _spliced(old, pieces), findings
+    return spliced(old, sorted(pieces, key=lambda p: (p[0], p[1]))), findings
 
 
 def _render(group: Group, old: str, new: str, units: list[tuple[int, int]], newline: str, path: str
@@ -97,15 +98,7 @@ def _partial(group: Group, old: str, new: str, units: list[tuple[int, int]], con
 
 
 def _branches(old_lines: str, new_lines: str, newline: str) -> str:
-    if old_lines and not old_lines.endswith("\n"):
-        old_lines += newline
-    if new_lines and not new_lines.endswith("\n"):
-        new_lines += newline
-    if not old_lines:
-        return f"{MAKE_IF_HIP}{newline}{new_lines}endif{newline}"
-    if not new_lines.strip():
-        return f"{MAKE_IF_CUDA}{newline}{old_lines}endif{newline}"
-    return f"{MAKE_IF_HIP}{newline}{new_lines}else{newline}{old_lines}endif{newline}"
+    return branches(old_lines, new_lines, newline, (MAKE_IF_HIP, MAKE_IF_CUDA, "else", "endif"))
 
 
 def _needs(text: str, path: str) -> tuple[bool | None, bool]:
@@ -149,14 +142,3 @@ def _whole_blocks(text: str, path: str) -> bool:
             if depth < 0:
                 return False
     return depth == 0
-
-
-def _spliced(text: str, pieces: list[tuple[int, int, str]]) -> str:
-    out, at = [], 0
-    for start, end, new in sorted(pieces, key=lambda p: (p[0], p[1])):
-        out.append(text[at:start])
-        out.append(new)
-        at = end
-    out.append(text[at:])
-    return "".join(out)
-

@@ -1,9 +1,9 @@
-"""A dual build file as the HIP build reads it, line for line: what the audit checks of a ``--keep-cuda`` tree.
+"""A dual build file as one GPU runtime reads it: what the audit checks of a ``--keep-cuda`` tree (the HIP
+build's view, line for line), and what a dual file is checked against (each view, the port and the project).
 
-The lines only the CUDA build reads (the ``else`` branches of the runtime switch, the project's own text),
-the switch's own lines and the branch markers become empty lines, and a joined condition keeps its HIP
-half; every other line is as written, at the same line number, so a finding in the view is a finding at
-that line of the file.
+The lines only the other runtime reads (the branches of the switch it takes), the switch's own lines and the
+branch markers are left out, or become empty lines where the view keeps every line at its number (then a
+finding in the view is a finding at that line of the file); a joined condition keeps its half.
 """
 
 from __future__ import annotations
@@ -26,11 +26,18 @@ _JOINED = re.compile(r"\(" + re.escape(CMAKE_IS_HIP) + r" AND \((?P<hip>.*?)\)\)
 
 def hip_view(text: str, kind: str) -> str:
     """``text`` (a dual CMake file, ``kind`` ``cmake``, or Makefile) as the HIP build reads it, line for line."""
+    return read_as(text, kind, "HIP")
+
+
+def read_as(text: str, kind: str, runtime: str, keep_lines: bool = True) -> str:
+    """``text`` (a dual CMake file, ``kind`` ``cmake``, or Makefile) as the build for ``runtime`` (``CUDA`` or
+    ``HIP``) reads it; ``keep_lines``: every line kept at its number (an empty one where the text is not read)."""
+    hip = runtime == "HIP"
     switch: tuple[str, ...]
     if kind == "cmake":
         marks, switch = (CMAKE_IF_HIP, CMAKE_IF_CUDA), CMAKE_SWITCH
         opening, closing, middle = _CMAKE_OPEN, _CMAKE_CLOSE, _CMAKE_ELSE
-        text = _JOINED.sub(lambda m: m.group("hip"), text)
+        text = _JOINED.sub(lambda m: m.group("hip" if hip else "cuda"), text)
     else:
         marks, switch = (MAKE_IF_HIP, MAKE_IF_CUDA), MAKE_SWITCH
         opening, closing, middle = _MAKE_OPEN, _MAKE_CLOSE, _MAKE_ELSE
@@ -38,16 +45,16 @@ def hip_view(text: str, kind: str) -> str:
     bodies = [line.rstrip("\r\n") for line in lines]
     ours = {i + k for i in range(len(lines)) if bodies[i : i + len(switch)] == list(switch) for k in range(len(switch))}
     out: list[str] = []
-    stack: list[tuple[bool, bool]] = []  # each open block: (one of the switch's, whether HIP reads its lines)
+    stack: list[tuple[bool, bool]] = []  # each open block: (one of the switch's, whether the runtime reads its lines)
     for at, line in enumerate(lines):
         body = bodies[at]
         bare = body.strip()
-        ending = line[len(body):]
-        reading = all(hip for _, hip in stack)
+        ending = line[len(body):] if keep_lines else ""
+        reading = all(taken for _, taken in stack)
         if at in ours:
             out.append(ending)  # the switch's declaration and check
         elif bare in marks:
-            stack.append((True, bare == marks[0]))
+            stack.append((True, hip == (bare == marks[0])))
             out.append(ending)
         elif stack and stack[-1][0] and middle.match(body):
             stack[-1] = (True, not stack[-1][1])
