@@ -13,6 +13,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Callable
 
 from buildport.passes.cmake_edit import Edits
+from buildport.passes.text_edits import regions
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts, Options
 from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts
@@ -141,7 +142,7 @@ def port_make(
                            runtime_header=options.runtime_header)
     make.port_lines(ctx)
     make.report_platform(ctx)
-    merged = _merged(ctx.edits) if ctx.edits else []
+    merged = ctx.edits.merged() if ctx.edits else []
     new = spliced(text, merged) if merged else text
     head = make.prelude(ctx, new) if new != text else ""  # an unchanged file needs no toolchain variables
     if head:
@@ -155,7 +156,7 @@ def port_make(
         merged.insert(bisect_right([end for _, end, _ in merged], origin), (origin, origin, block))
         new = ""  # let go before the text with the block is made (not new[:at] + block + new[at:]: three copies)
         new = spliced(text, merged)
-    result = Result(path, text, new, ctx.findings, regions=_regions(merged))
+    result = Result(path, text, new, ctx.findings, regions=regions(merged))
     del ctx, tree, merged  # the lines read (a large file's nodes) are not kept while the new text is read
     if verify and new != text:
         _check_stable(result, "text make would reject",
@@ -239,32 +240,3 @@ def make_modules() -> _MakeModules:
 def _shifted(offset: int, merged: list[tuple[int, int, str]]) -> int:
     """Where ``offset`` of the original text lands once the edits are applied."""
     return offset + sum(len(new) - (end - start) for start, end, new in merged if end <= offset)
-
-
-def apply_spans(text: str, edits: dict[tuple[int, int], str]) -> str:
-    """Apply (start, end) → text edits; overlapping edits are a bug."""
-    return spliced(text, _merged(edits))
-
-
-def _merged(edits: dict[tuple[int, int], str]) -> list[tuple[int, int, str]]:
-    """The edits in order, two removals that overlap made one; other overlapping edits are a bug."""
-    merged: list[tuple[int, int, str]] = []
-    for (start, end), new in sorted(edits.items()):
-        if merged and start < merged[-1][1]:
-            prev_start, prev_end, prev_new = merged[-1]
-            if new or prev_new:
-                raise AssertionError(f"overlapping edits at {start}..{end}")
-            merged[-1] = (prev_start, max(prev_end, end), "")  # two removals that share a blank
-            continue
-        merged.append((start, end, new))
-    return merged
-
-
-def _regions(merged: list[tuple[int, int, str]]) -> list[Region]:
-    """The regions (see :data:`~buildport.result.Region`) of edits in order, none overlapping."""
-    regions: list[Region] = []
-    shift = 0  # how far the new text has moved from the original at this point
-    for start, end, new in merged:
-        regions.append((start, end, start + shift, start + shift + len(new)))
-        shift += len(new) - (end - start)
-    return regions

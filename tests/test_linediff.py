@@ -9,7 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from buildport.report import linediff
-from buildport.engine import _regions, port_cmake, port_make
+from buildport.engine import port_cmake, port_make
+from buildport.passes.text_edits import regions as _regions
 from buildport.report.linediff import line_blocks, lines, opcodes, unified
 from buildport.textio import spliced
 

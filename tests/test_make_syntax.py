@@ -393,12 +393,23 @@ def test_line_col_counts_then_indexes_and_agrees_with_position_of(newline: str) 
 
 
 def test_edits_apply_in_one_pass_and_keep_every_other_byte() -> None:
-    from buildport.engine import apply_spans
+    from buildport.passes.text_edits import TextEdits
 
     text = "".join(f"{i:04d}|" for i in range(2000))
-    edits = {(i * 5, i * 5 + 4): f"<{i}>" for i in range(0, 2000, 3)}
-    edits[(5, 5)] = "^"  # an insertion
+    spans = {(i * 5, i * 5 + 4): f"<{i}>" for i in range(0, 2000, 3)}
+    spans[(5, 5)] = "^"  # an insertion
+    edits = TextEdits()
+    for (start, end), new in spans.items():
+        edits.replace(start, end, new)
     expected = list(text)
-    for (start, end), new in sorted(edits.items(), reverse=True):
+    for (start, end), new in sorted(spans.items(), reverse=True):
         expected[start:end] = list(new)
-    assert apply_spans(text, edits) == "".join(expected)
+    new_text, found = edits.applied(text)
+    assert new_text == "".join(expected)
+    assert len(found) == len(spans) and found[:2] == [(0, 4, 0, 3), (5, 5, 4, 5)]  # each edit its region
+    assert all(new_text[n0:n1] != text[o0:o1] for o0, o1, n0, n1 in found)
+    touching = TextEdits()
+    touching.replace(0, 2, "ab")
+    touching.remove(2, 4)
+    touching.remove(3, 6)  # two removals that overlap (words that shared a blank) are one
+    assert touching.applied("0123456789") == ("ab6789", [(0, 6, 0, 2)])

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Callable, Union
 
 from buildport.result import Region
+from buildport.passes.text_edits import TextEdits
 from buildport.syntax.cmake import ARGUMENTS, CMakeFile, Command, Leaf, parse_cmake, trivia_leaves
 
 Text = Union[str, Callable[[], str]]
@@ -120,7 +121,11 @@ class Edits:
                 lines = [_resolve(t, newline, indent) for t in self.after[command.start]]
                 end = _line_end(leaves, last)
                 out[end] = out[end] + "".join(f"{newline}{indent}{line}" for line in lines if line)
-        return "".join(out), _regions(leaves, out)
+        edits = TextEdits()  # what became of each leaf, where it changed
+        for leaf, piece in zip(leaves, out):
+            if piece != leaf.value:
+                edits.replace(leaf.start, leaf.start + len(leaf.value), piece)
+        return edits.applied(tree.text)
 
 
     def _touched(self) -> set[int]:
@@ -134,21 +139,6 @@ class Edits:
                 if i >= 0 and at < commands[i].end:
                     touched.add(commands[i].start)
         return touched
-
-
-def _regions(leaves: list[Leaf], out: list[str]) -> list[Region]:
-    """Where ``out`` (one piece of text per leaf) differs from the leaves: runs of changed leaves."""
-    regions: list[Region] = []
-    at = 0  # where the piece begins in the new text
-    for leaf, piece in zip(leaves, out):
-        if piece != leaf.value:
-            start, end = leaf.start, leaf.start + len(leaf.value)
-            if regions and regions[-1][1] == start:
-                regions[-1] = (regions[-1][0], end, regions[-1][2], at + len(piece))
-            else:
-                regions.append((start, end, at, at + len(piece)))
-        at += len(piece)
-    return regions
 
 
 def _removes_in(removed: list[int], command: Command) -> bool:

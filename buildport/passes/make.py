@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts
+from buildport.passes.text_edits import TextEdits
 from buildport.passes.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
 from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
@@ -66,7 +67,7 @@ class MakeContext:
     offload_arch: tuple[str, ...]
     probe_targets: bool = False  # the default targets: HIP_OFFLOAD_ARCH keeps those the compiler knows
     runtime_header: str = "hip/hip_runtime.h"  # what hipcc is told to include in each HIP source (-include)
-    edits: dict[tuple[int, int], str] = field(default_factory=dict)
+    edits: TextEdits = field(default_factory=TextEdits)
     findings: list[Finding] = field(default_factory=list)
     facts: MakeFacts = field(default_factory=MakeFacts)
     arch_given: set[str] = field(default_factory=set)
@@ -109,7 +110,7 @@ class MakeContext:
 
     def replace(self, span: Span, text: str) -> None:
         if span.of(self.text) != text:
-            self.edits[(span.start, span.end)] = text
+            self.edits.replace(span.start, span.end, text)
 
 
 def nothing_to_port(text: str, facts: MakeFacts) -> bool:
@@ -208,7 +209,7 @@ def _host_compiles(ctx: MakeContext) -> None:
     text = ctx.text
     if _RUNTIME_LINK.search(text) is None or ctx.text_holds("__HIP_PLATFORM_AMD__"):
         return
-    if any(_PLATFORM_DEFINE in new for new in ctx.edits.values()):
+    if any(_PLATFORM_DEFINE in new for new in ctx.edits.texts()):
         return  # given with CUDA's include folders, to the host compiles that read its headers
     for rule in ctx.tree.select(_RULES):
         assert isinstance(rule, Rule)
@@ -334,14 +335,14 @@ def _assignment(ctx: MakeContext, line: Assignment) -> None:
     if emptied and line.operator == "+=":
         # `GENCODE_FLAGS += -gencode ...` after the target list is already there: the line goes
         inside = []
-        for key in reversed(ctx.edits):  # lines are ported in order: this line's edits are the last made
+        for key in ctx.edits.latest():  # lines are ported in order: this line's edits are the last made
             if key[0] < line.start:
                 break
             if key[1] <= line.end:
                 inside.append(key)
         for key in inside:
-            del ctx.edits[key]
-        ctx.edits[(line.start, line.end)] = ""
+            ctx.edits.drop(key)
+        ctx.edits.remove(line.start, line.end)
 
 
 def _command(ctx: MakeContext, span: Span) -> None:
@@ -931,7 +932,7 @@ def _replace_word(ctx: MakeContext, span: Span, text: str, floor: int) -> None:
     if start == span.start:
         while end < len(source) and source[end] in " \t":
             end += 1
-    ctx.edits[(start, end)] = ""
+    ctx.edits.remove(start, end)
 
 
 def report_platform(ctx: MakeContext) -> None:
@@ -1013,7 +1014,7 @@ def _c_without_cxx_standard(ctx: MakeContext, rule: Rule) -> None:
 def _edited_spans(ctx: MakeContext, start: int, end: int) -> list[tuple[int, int]]:
     """The spans of the edits made so far that overlap ``[start, end)`` (a word another rule rewrote: two
     edits of one word would overlap)."""
-    return [key for key in ctx.edits if key[0] < end and key[1] > start]
+    return ctx.edits.overlapping(start, end)
 
 
 def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
