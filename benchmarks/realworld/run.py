@@ -38,7 +38,7 @@ import sys
 import time
 import tomllib
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -453,14 +453,15 @@ def _unrecorded_failures(output: str, record: Path, source: Path) -> list[Unit]:
 # --- a project --------------------------------------------------------------------------------
 
 
-def migrate(project: Project, src: Path, hip: Path, log: Path, code: Path) -> dict[str, Any]:
+def migrate(project: Project, src: Path, hip: Path, log: Path, code: Path, keep_cuda: bool = False) -> dict[str, Any]:
     if hip.exists():
         shutil.rmtree(hip)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
     started = time.monotonic()
-    rc, output = _run([sys.executable, "-m", "buildport", "migrate", str(src / project.name), "--out", str(hip)],
-                      cwd=code, env=env, log=log, timeout=MIGRATE_TIMEOUT)  # fmt: skip
+    rc, output = _run([sys.executable, "-m", "buildport", "migrate", str(src / project.name), "--out", str(hip),
+                       *(["--keep-cuda"] if keep_cuda else [])], cwd=code, env=env, log=log,
+                      timeout=MIGRATE_TIMEOUT)  # fmt: skip
     summary = output.strip().splitlines()[-1] if output.strip() else ""
     return {"rc": rc, "seconds": round(time.monotonic() - started, 1), "summary": summary}
 
@@ -481,6 +482,30 @@ def run_project(project: Project, src: Path, work: Path, *, original: bool, jobs
     (out / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     if original:
         run_original(project, src, work, jobs=jobs)
+    return result
+
+
+def run_keep_cuda(project: Project, src: Path, work: Path, *, jobs: int, code: Path = REPO) -> dict[str, Any]:
+    """``migrate --keep-cuda`` of the project, and its dual tree built both ways, each in a copy of its own: with
+    ROCm (``GPU_RUNTIME=HIP``) and with nvcc (the switch left at its default), in ``NAME/keep/``; the result
+    goes to ``keep-cuda.json`` (the table reads the normal run's)."""
+    out = work / project.name / "keep"
+    out.mkdir(parents=True, exist_ok=True)
+    dual = out / "dual"
+    result: dict[str, Any] = {"name": project.name, "build": project.build, "commit": project.commit,
+                              "buildport": _head(code)}
+    result["migrate"] = migrate(project, src, dual, out / "migrate.log", code, keep_cuda=True)
+    if result["migrate"]["rc"] == 0:
+        for side, switch in (("hip", "HIP"), ("cuda", None)):
+            copy = out / f"tree-{side}"
+            if copy.exists():
+                shutil.rmtree(copy)
+            shutil.copytree(dual, copy, symlinks=True)
+            chosen = project if switch is None else replace(
+                project, cmake_args=[*project.cmake_args, f"-DGPU_RUNTIME={switch}"],
+                make_args=[*project.make_args, f"GPU_RUNTIME={switch}"])
+            result[side] = _as_json(build(chosen, copy, out, side, jobs, set()))
+    (out.parent / "keep-cuda.json").write_text(json.dumps(result, indent=1) + "\n")
     return result
 
 
@@ -643,6 +668,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --original-only: configure the CMake originals and count, do not build them")
     rn.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     rn.add_argument("--no-table", action="store_true")
+    rn.add_argument("--keep-cuda", action="store_true",
+                    help="migrate --keep-cuda and build the dual tree with ROCm (GPU_RUNTIME=HIP) and with nvcc "
+                    "(NAME/keep-cuda.json; the table is the normal run's)")
     rn.add_argument("--code", type=Path, default=REPO, help="the buildport checkout to run (default: this one)")
     rn.add_argument("names", nargs="*")
     tb = sub.add_parser("table", help="write RESULTS.md from WORK")
@@ -656,6 +684,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{project.name}: written" + (f", {len(missing)} files missing: {missing[:5]}" if missing else ""))
     elif args.command == "run":
         for project in chosen:
+            if args.keep_cuda:
+                done = run_keep_cuda(project, args.src, args.work, jobs=args.jobs, code=args.code.resolve())
+                sides = [f"{side} {done[side]['compiled']}/{done[side]['total']}" if done[side]["configured"]
+                         else f"{side} configure failed: {done[side]['configure_reason']}"
+                         for side in ("hip", "cuda") if side in done]
+                print(f"{project.name} (--keep-cuda): {'; '.join(sides) or done['migrate']['summary']}", flush=True)
+                continue
             if args.original_only:
                 cuda = run_original(project, args.src, args.work, jobs=args.jobs, count_only=args.count_only)["cuda"]
                 print(f"{project.name} (nvcc): {cuda['compiled']}/{cuda['total']}", flush=True)
