@@ -193,6 +193,8 @@ def test_migrate_keep_cuda_leaves_the_sources_and_reports_what_a_header_cannot_c
     done = CliRunner().invoke(main, ["migrate", str(project), "--out", str(out), "--keep-cuda",
                                      "--no-cmake-configure"])
     assert done.exit_code == 0, done.output
+    assert "sources left as they are, 1 build file made dual (GPU_RUNTIME=CUDA or HIP), 2 CUDA names mapped" in (
+        done.output)
     assert (out / "app.cu").read_bytes() == source
     mapping = (out / "hip-compat" / "cuda_to_hip.h").read_text()
     assert "#define cudaMalloc hipMalloc" in mapping and "#define cudaFree   hipFree" in mapping

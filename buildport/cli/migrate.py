@@ -259,8 +259,13 @@ def _summary(plan: Plan, target: Path, verbose: bool) -> None:
     left = len(plan.skipped)
     skipped = f", {left} {'file' if left == 1 else 'files'} skipped (listed under Skipped)" if left else ""
     need = f"{len(human)} finding{' needs' if len(human) == 1 else 's need'} a person"
-    click.echo(f"{target}: {_count(hipified, 'source')} hipified{fixed}, {_count(builds, 'build file')} rewritten, "
-               f"{need}{away}{skipped} (see MIGRATION.md)")
+    if plan.keep_cuda:
+        click.echo(f"{target}: sources left as they are, {_count(builds, 'build file')} made dual (GPU_RUNTIME=CUDA or "
+                   f"HIP), {_count(plan.compat_names, 'CUDA name')} mapped in hip-compat/, {need}{away}{skipped} "
+                   "(see MIGRATION.md)")
+    else:
+        click.echo(f"{target}: {_count(hipified, 'source')} hipified{fixed}, {_count(builds, 'build file')} rewritten, "
+                   f"{need}{away}{skipped} (see MIGRATION.md)")
     if verbose:
         for finding in human:
             click.echo(finding.format(), err=True)
