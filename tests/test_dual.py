@@ -333,3 +333,33 @@ def test_a_setup_py_is_left_as_it_is_and_reported(tmp_path: Path) -> None:
     remaining = json.loads((out / "migration.json").read_text())["remaining"]
     assert [(r["path"], r["rule"]) for r in remaining if r["rule"] == "dual-branch-unported"] == [
         ("setup.py", "dual-branch-unported")]
+
+
+def test_a_warm_audit_sees_the_compatibility_folder_change(tmp_path: Path) -> None:
+    """The audit's cache and its replayed runs depend on the folder too: a name taken out of the mapping
+    header is CUDA left again at once."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    project = _project(tmp_path / "proj")
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["migrate", str(project), "--out", str(out), "--keep-cuda",
+                                     "--no-cmake-configure"]).exit_code == 0
+    cache = tmp_path / "cache"
+
+    def rules() -> list[str]:  # as a user runs it: a process of its own, whose whole run a later one may replay
+        done = subprocess.run([sys.executable, "-m", "buildport", "audit", str(out / "app.cu"), "--cache-dir",
+                               str(cache), "--format", "json"], capture_output=True, text=True, check=False,
+                              env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)})
+        return sorted(f["rule"] for f in json.loads(done.stdout)["findings"] if f["severity"] != "info")
+
+    assert "cuda-api-left" not in rules() and "cuda-api-left" not in rules()  # cold, then warm
+    mapping = out / "hip-compat" / "cuda_to_hip.h"
+    mapping.write_text(mapping.read_text().replace("#define cudaMalloc hipMalloc\n", ""))
+    assert "cuda-api-left" in rules()

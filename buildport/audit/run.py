@@ -41,7 +41,11 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
     words: dict[str, list[str]] = {}  # the include lines of the Makefiles found
     left_out: set[str] = set()  # included Makefiles the walk would leave out: read for their facts only
     paths = list(paths)
-    tables = carried_tables(installed_tables(), paths)  # a --keep-cuda tree: the names its folder maps are not left
+    looked: list[str] = []
+    tables = carried_tables(installed_tables(), paths, looked)  # a --keep-cuda tree: what its folder maps is not left
+    if index is not None and index.trail is not None:
+        for path in looked:
+            index.trail.path(path)  # a folder made, changed or removed later changes the run
     found = iter_collect(paths, report.errors, contents, index, words, ignore, left_out)  # as found
     for outcome in _audit_all(found, jobs, cache, contents, words, tables):
         if isinstance(outcome, str):

@@ -214,17 +214,21 @@ def _forwarding(header: str, hip: str, used: Set[str] = frozenset(), hip_names: 
 _DEFINE = re.compile(r"^#define[ \t]+(\w+)", re.M)
 
 
-def carried_tables(tables: HipifyTables | None, paths: Iterable[str]) -> HipifyTables | None:
+def carried_tables(tables: HipifyTables | None, paths: Iterable[str], looked: list[str] | None = None
+                   ) -> HipifyTables | None:
     """``tables`` less what the compatibility folder of a ``--keep-cuda`` tree carries, where one of ``paths``
     lies in such a tree (its folder found beside the path or above it): the names its mapping header defines
-    and the headers it holds are not CUDA left for the HIP build. ``tables`` itself where there is none."""
+    and the headers it holds are not CUDA left for the HIP build. ``tables`` itself where there is none.
+    ``looked``: told every path the search looked at, and the folder's files (what a replayed run checks)."""
     if tables is None:
         return None
     names: set[str] = set()
     headers: set[str] = set()
     defined: set[str] = set()  # every name a file of the folder defines
-    for folder in _folders(paths):
+    for folder in _folders(paths, looked):
         for path in sorted(folder.rglob("*")):
+            if looked is not None:
+                looked.append(str(path))
             try:
                 text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
             except OSError:
@@ -247,14 +251,21 @@ def carried_tables(tables: HipifyTables | None, paths: Iterable[str]) -> HipifyT
                         tables.unsupported - defined, f"{tables.digest}+{key}", frozenset(defined | headers))
 
 
-def _folders(paths: Iterable[str]) -> list[Path]:
-    """The compatibility folders of the trees ``paths`` lie in (nearest first, each once)."""
+def _folders(paths: Iterable[str], looked: list[str] | None = None) -> list[Path]:
+    """The compatibility folders of the trees ``paths`` lie in (nearest first, each once); ``looked`` is told
+    each mapping header looked for."""
     found: dict[Path, None] = {}
+    seen: set[Path] = set()
     for given in paths:
         start = Path(given).resolve()
         for place in [start, *start.parents]:
-            folder = place / COMPAT_FOLDER
-            if (folder / MAPPING_HEADER).is_file():
-                found[folder] = None
+            if place in seen:
+                break  # looked at from another path already
+            seen.add(place)
+            header = place / COMPAT_FOLDER / MAPPING_HEADER
+            if looked is not None:
+                looked.append(str(header))
+            if header.is_file():
+                found[header.parent] = None
                 break
     return list(found)
