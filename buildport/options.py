@@ -25,9 +25,9 @@ class Options:
         """The header a ported build has hipcc include in each HIP source, as nvcc includes cuda_runtime.h:
         HIP's runtime, or for a dual build its mapping header (found on the build's include path)."""
         if self.keep_cuda:
-            from buildport.rules.dual import MAPPING_HEADER
+            from buildport.rules.dual import RUNTIME_MAPPING
 
-            return MAPPING_HEADER
+            return RUNTIME_MAPPING
         return "hip/hip_runtime.h"
 
     @property

@@ -121,7 +121,8 @@ def test_cmake_switch_goes_before_project_and_the_folder_after_it() -> None:
     assert commands[:2] == ["set", "set_property"]  # the cache variable and its choices, before anything reads it
     assert 'include_directories(BEFORE "${CMAKE_CURRENT_LIST_DIR}/hip-compat")' in text
     assert text.index("include_directories(BEFORE") > text.index("project(p LANGUAGES CXX HIP)")
-    assert "-include cuda_to_hip.h" in text
+    assert "$<$<COMPILE_LANGUAGE:C,CXX>:SHELL:-include cuda_to_hip.h>" in text
+    assert "$<$<COMPILE_LANGUAGE:HIP>:SHELL:-include cuda_to_hip_runtime.h>" in text
 
 
 def test_a_file_without_changes_stays_byte_for_byte() -> None:
@@ -156,8 +157,13 @@ def test_the_mapping_header_defines_exactly_the_names_the_sources_use() -> None:
     assert "cublasCreate" not in mapping
     assert '#pragma GCC diagnostic ignored "-Wregister"' in mapping  # C++17 refuses what nvcc accepts
     assert made.unsupported == ["cudaGraphInstantiateWithParams"]
-    assert sorted(made.files) == ["cub/cub.cuh", "cublas_v2.h", "cuda_runtime.h", "cuda_to_hip.h"]
-    assert '#include "../cuda_to_hip.h"' in made.files["cub/cub.cuh"]
+    assert sorted(made.files) == ["cub/cub.cuh", "cublas_v2.h", "cuda_runtime.h", "cuda_to_hip.h",
+                                  "cuda_to_hip_runtime.h"]
+    assert "#include" not in mapping  # macros alone: the build includes it first in every source
+    runtime = made.files["cuda_to_hip_runtime.h"]
+    assert runtime.index("#include <hip/hip_runtime.h>") < runtime.index('#include "cuda_to_hip.h"')
+    assert "#define __CUDA_RUNTIME_H__ 1" in runtime and "__CUDA_RUNTIME_H__" not in mapping
+    assert '#include "../cuda_to_hip_runtime.h"' in made.files["cub/cub.cuh"]
     assert "namespace cub = hipcub;" in made.files["cub/cub.cuh"]
     assert "__has_include(<hipblas/hipblas.h>)" in made.files["cublas_v2.h"]
     assert all(text.startswith("// Written by buildport migrate --keep-cuda") for text in made.files.values())
@@ -203,7 +209,8 @@ def test_migrate_keep_cuda_leaves_the_sources_and_reports_what_a_header_cannot_c
     assert 'set(GPU_RUNTIME "CUDA" CACHE STRING' in lists and "project(p LANGUAGES CXX CUDA)" in lists
     assert projected(lists, "CUDA") == _read(project / "CMakeLists.txt")
     report = json.loads((out / "migration.json").read_text())
-    assert report["keep_cuda"]["files"] == ["hip-compat/cuda_runtime.h", "hip-compat/cuda_to_hip.h"]
+    assert report["keep_cuda"]["files"] == ["hip-compat/cuda_runtime.h", "hip-compat/cuda_to_hip.h",
+                                            "hip-compat/cuda_to_hip_runtime.h"]
     assert report["keep_cuda"]["names_mapped"] == 2
     # the launch written with spaces (a normal migration closes it up): at the untouched file's line
     [left] = [r for r in report["remaining"] if r["rule"] == "dual-source-not-carried"]

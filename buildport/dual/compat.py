@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AbstractSet as Set, Iterable
 
-from buildport.rules.dual import COMPAT_FOLDER, COMPAT_MARK, HEADER_GUARDS, MAPPING_HEADER, RUNTIME_GUARDS, WARP_SYNC_HIP_VERSION
+from buildport.rules.dual import (
+    COMPAT_FOLDER, COMPAT_MARK, HEADER_GUARDS, MAPPING_HEADER, RUNTIME_GUARDS, RUNTIME_MAPPING, WARP_SYNC_HIP_VERSION,
+)
 from buildport.rules.source_rules import (
     C_DEFAULT_ARGUMENTS, CUB_MACRO_FALLBACKS, FALLBACKS, HEADER_RENAMES, KERNEL_POINTER_ARGUMENTS, NVTX_DEFINITIONS,
     NVTX_HEADER, NVTX_KEPT, SINGLE_TYPE_INTRINSICS, SYNCWARP, TYPEDEF_NOT_TAG, UNSYNCED_WARP_FUNCTIONS,
@@ -84,7 +86,7 @@ def compat_files(usage: Usage, tables: HipifyTables, own_headers: Iterable[str] 
         forwarded[header] = hip
     used = usage.names
     hip_names = {tables.identifiers[n] for n in mapped}
-    files = {MAPPING_HEADER: _mapping(mapped, tables, used)}
+    files = {MAPPING_HEADER: _mapping(mapped, tables, used), RUNTIME_MAPPING: _runtime(mapped, tables, used)}
     for header, hip in forwarded.items():
         files[header] = _forwarding(header, hip, used, hip_names)
     warp = sorted(n for n in used if n in UNSYNCED_WARP_FUNCTIONS or n == SYNCWARP)
@@ -96,20 +98,38 @@ def _owned(header: str, owned: tuple[str, ...]) -> bool:
     return any(p == header or p.endswith("/" + header) for p in owned)
 
 
-def _mapping(names: list[str], tables: HipifyTables, used: set[str]) -> str:
+def _mapping(names: list[str], tables: HipifyTables, used: Set[str]) -> str:
+    """The names: macros alone, which include nothing, so that the HIP build can include them first in every
+    C, C++ and HIP source (a project header that declares with CUDA's names reads HIP's from its first line)."""
     lines = [
         f"{COMPAT_MARK}: the CUDA names this project's sources use, as hipify spells them in HIP.",
-        "// Read by the HIP build only (GPU_RUNTIME=HIP), which includes it in every HIP source; the CUDA build",
+        "// Read by the HIP build only (GPU_RUNTIME=HIP), which includes it first in every source; the CUDA build",
         "// never sees this folder. Written again by each migrate --keep-cuda: edit the sources, not this file.",
         "#pragma once",
-        "#include <hip/hip_runtime.h>",
-        "",
     ]
-    lines += [f"#define {guard} 1" for guard in RUNTIME_GUARDS]  # nvcc includes cuda_runtime.h in every source
     width = max((len(n) for n in names), default=0)
     plain = [n for n in names if tables.identifiers[n] not in C_DEFAULT_ARGUMENTS]
     lines += ["", *(f"#define {name:<{width}} {_spelled(tables.identifiers[name])}" for name in plain)]
     lines += _c_defaults([n for n in names if n not in plain], tables)
+    if "CUDART_CB" in used:
+        lines.append("#define CUDART_CB")
+    if "register" in used:  # C++17 removed the specifier; nvcc, and C, accept it
+        lines += ["#ifdef __cplusplus", '#pragma GCC diagnostic ignored "-Wregister"', "#endif"]
+    return "\n".join(lines) + "\n"
+
+
+def _runtime(names: list[str], tables: HipifyTables, used: Set[str]) -> str:
+    """What nvcc's cuda_runtime.h is to a CUDA source: HIP's runtime, the names, the runtime's include guards,
+    and what HIP declares otherwise or lacks of what the sources call (after HIP's own declarations)."""
+    lines = [
+        f"{COMPAT_MARK}: HIP's runtime and the CUDA names, included in every HIP source as nvcc includes",
+        "// cuda_runtime.h in every CUDA source.",
+        "#pragma once",
+        "#include <hip/hip_runtime.h>",
+        f'#include "{MAPPING_HEADER}"',
+        "",
+    ]
+    lines += [f"#define {guard} 1" for guard in RUNTIME_GUARDS]
     lines += _pointer_wrappers(names, tables)
     lines += _device_functions(used)
     return "\n".join(lines) + "\n"
@@ -155,7 +175,7 @@ def _pointer_wrappers(names: list[str], tables: HipifyTables) -> list[str]:
     return lines
 
 
-def _device_functions(used: set[str]) -> list[str]:
+def _device_functions(used: Set[str]) -> list[str]:
     """What HIP lacks or declares otherwise of the device functions the sources call: the warp ``*_sync``
     functions before ROCm 6.2 (the mask dropped), ``__dp4a``, the intrinsics CUDA declares for one type."""
     lines: list[str] = []
@@ -170,10 +190,6 @@ def _device_functions(used: set[str]) -> list[str]:
         lines.append("#endif")
     for name in sorted(used & SINGLE_TYPE_INTRINSICS.keys()):
         lines.append(f"#define {name}(x) {name}(({SINGLE_TYPE_INTRINSICS[name]})(x))")
-    if "CUDART_CB" in used:
-        lines.append("#define CUDART_CB")
-    if "register" in used:  # C++17 removed the specifier; nvcc, and C, accept it
-        lines += ["#ifdef __cplusplus", '#pragma GCC diagnostic ignored "-Wregister"', "#endif"]
     for name in sorted(used & FALLBACKS.keys()):
         fallback = FALLBACKS[name]
         if fallback.header == "hip/hip_runtime.h":
@@ -196,7 +212,7 @@ def _forwarding(header: str, hip: str, used: Set[str] = frozenset(), hip_names: 
         lines.append("#endif")
     elif spellings:
         lines.append(f"#include <{spellings[0]}>")
-    lines.append(f'#include "{up}{MAPPING_HEADER}"')
+    lines.append(f'#include "{up}{RUNTIME_MAPPING}"')
     lines += [f"#define {guard} 1" for guard in HEADER_GUARDS.get(header, ())]
     if not hip and NVTX_HEADER.fullmatch(header):
         lines.append(NVTX_DEFINITIONS)

@@ -205,9 +205,9 @@ def report_lines(plan: Plan) -> list[str]:
             f"Every source is as it was. The build files pick the GPU runtime with `{RUNTIME_VARIABLE}`: `CUDA` "
             "(the default: the project's own build, byte for byte in each branch) or `HIP` (the ported build). "
             f"The HIP build reads `{COMPAT_FOLDER}/` first: headers named like CUDA's that include HIP's, and "
-            f"`{MAPPING_HEADER}`, included in every HIP source, which maps the {plan.compat_names} CUDA names the "
-            "sources use to HIP's (as hipify would have written them). Migrating again writes the folder again "
-            "from the sources.", ""] + [f"- `{f}`" for f in files]
+            f"`{MAPPING_HEADER}`, included first in every source of a CMake build and through the others, which "
+            f"maps the {plan.compat_names} CUDA names the sources use to HIP's (as hipify would have written "
+            "them). Migrating again writes the folder again from the sources.", ""] + [f"- `{f}`" for f in files]
 
 
 def is_compat_file(plan: Plan, path: Path) -> bool:

@@ -15,6 +15,10 @@ DEFAULT_RUNTIME = "CUDA"
 #: that maps the CUDA names the project uses to HIP's.
 COMPAT_FOLDER = "hip-compat"
 MAPPING_HEADER = "cuda_to_hip.h"
+#: The header the HIP build includes in every HIP source, as nvcc includes cuda_runtime.h: HIP's runtime, the
+#: names, and what needs HIP's declarations (the mapping header alone includes nothing: every C/C++ source of
+#: a CMake build gets it first).
+RUNTIME_MAPPING = "cuda_to_hip_runtime.h"
 #: The first line of every file buildport writes into the folder: a folder without it is the project's.
 COMPAT_MARK = "// Written by buildport migrate --keep-cuda"
 
@@ -36,7 +40,8 @@ CMAKE_SWITCH = (
 CMAKE_COMPAT = (
     CMAKE_IF_HIP,
     '  include_directories(BEFORE "${{CMAKE_CURRENT_LIST_DIR}}/{folder}")',
-    f'  add_compile_options("$<$<COMPILE_LANGUAGE:HIP>:SHELL:-include {MAPPING_HEADER}>")',
+    f'  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:SHELL:-include {MAPPING_HEADER}>"',
+    f'                      "$<$<COMPILE_LANGUAGE:HIP>:SHELL:-include {RUNTIME_MAPPING}>")',
     "endif()",
 )
 #: Commands that open, continue and close blocks: a branch must hold whole blocks.
