@@ -370,3 +370,33 @@ def test_a_warm_audit_sees_the_compatibility_folder_change(tmp_path: Path) -> No
     mapping = out / "hip-compat" / "cuda_to_hip.h"
     mapping.write_text(mapping.read_text().replace("#define cudaMalloc hipMalloc\n", ""))
     assert "cuda-api-left" in rules()
+
+
+def test_the_top_project_declares_the_switch_where_only_a_module_it_includes_changed(tmp_path: Path) -> None:
+    """The port changes only cmake/UseCUDA.cmake (legacy FindCUDA in a helper): the project's CMakeLists.txt one
+    folder down, which includes it, still declares the switch and puts the folder on the include path."""
+    import json
+
+    from click.testing import CliRunner
+
+    from buildport.cli import main
+
+    root = tmp_path / "repo"
+    (root / "app" / "cmake").mkdir(parents=True)
+    (root / "app" / "src").mkdir()
+    (root / "app" / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\nproject(app LANGUAGES CXX)\ninclude(cmake/UseCUDA.cmake)\n"
+        "add_subdirectory(src)\n")
+    (root / "app" / "cmake" / "UseCUDA.cmake").write_text("find_package(CUDA REQUIRED)\n")
+    (root / "app" / "src" / "CMakeLists.txt").write_text("cuda_add_executable(app main.cu)\n")
+    (root / "app" / "src" / "main.cu").write_text("int main() { cudaDeviceSynchronize(); return 0; }\n")
+    out = tmp_path / "out"
+    done = CliRunner().invoke(main, ["migrate", str(root), "--out", str(out), "--keep-cuda", "--no-cmake-configure"])
+    assert done.exit_code == 0, done.output
+    top = (out / "app" / "CMakeLists.txt").read_text()
+    assert port_cmake((root / "app" / "CMakeLists.txt").read_text()).changed is False  # the port leaves it
+    assert top.startswith('cmake_minimum_required(VERSION 3.18)\nset(GPU_RUNTIME "CUDA" CACHE STRING')
+    assert 'include_directories(BEFORE "${CMAKE_CURRENT_LIST_DIR}/../hip-compat")' in top
+    assert projected(top, "CUDA") == (root / "app" / "CMakeLists.txt").read_text()
+    changed = [c["path"] for c in json.loads((out / "migration.json").read_text())["changed"]]
+    assert "app/CMakeLists.txt" in changed

@@ -10,6 +10,7 @@ names (:mod:`buildport.dual.compat`).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -147,24 +148,57 @@ def dual_text(plan: Plan, kind: str, path: Path, old: str, result: Result) -> tu
 
 
 def declare_switch(plan: Plan) -> None:
-    """The root's CMakeLists.txt declares the switch even where the port left it as it is (its
-    subdirectories enable CUDA): each branch below it reads the switch, and the folder is on the path."""
+    """The top CMakeLists.txt of each project a changed CMake file belongs to (the outermost folder above it, in
+    the tree, whose CMakeLists.txt has ``project()``) declares the switch and puts the folder on the include
+    path, even where the port left it as it is (its subdirectories or included modules enable CUDA)."""
     from buildport.dual.cmake import dual_cmake
     from buildport.migrate.plan import Change
-    from buildport.textio import read_source
+    from buildport.textio import InputError, read_source
 
     changed = {c.path.resolve() for c in plan.changes}
-    if not any(c.kind == "cmake" for c in plan.changes):
-        return
-    top = plan.root / "CMakeLists.txt"
-    if top.resolve() in changed or top not in plan.build_files:
-        return
-    source = read_source(str(top))
-    if is_dual("cmake", source.text):
-        return
-    text, _ = dual_cmake(source.text, source.text, [], plan.relative(top), switch=True, compat=compat_path(plan, top))
-    if text != source.text:
-        plan.changes.append(Change(top, source, text, "cmake"))
+    tops: dict[Path, None] = {}
+    lists = {p.resolve() for p in plan.build_files if p.name == "CMakeLists.txt"}
+    for change in plan.changes:
+        if change.kind == "cmake" and (top := _top_project(change.path.parent, plan.root, lists)) is not None:
+            tops[top] = None
+    for top in tops:
+        if top.resolve() in changed:
+            continue  # ported, and made dual with its switch
+        try:
+            source = read_source(str(top))
+        except InputError:
+            continue
+        if is_dual("cmake", source.text):
+            continue
+        text, _ = dual_cmake(source.text, source.text, [], plan.relative(top), switch=True,
+                             compat=compat_path(plan, top))
+        if text != source.text:
+            plan.changes.append(Change(top, source, text, "cmake"))
+
+
+def _top_project(folder: Path, root: Path, lists: set[Path]) -> Path | None:
+    """Of the CMakeLists.txt files ``lists`` (resolved), the one with ``project()`` in the outermost folder from
+    ``folder`` up to ``root``; None where there is none."""
+    found = None
+    top = root.resolve()
+    at = folder.resolve()
+    while True:
+        candidate = at / "CMakeLists.txt"
+        if candidate in lists and _PROJECT.search(_text(candidate)):
+            found = root / candidate.relative_to(top)
+        if at == top or top not in at.parents:
+            return found
+        at = at.parent
+
+
+_PROJECT = re.compile(r"^[ \t]*project[ \t]*\(", re.M | re.I)
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def pending_files(plan: Plan) -> dict[Path, str]:
