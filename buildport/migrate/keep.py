@@ -19,6 +19,7 @@ from buildport.dual.compat import compat_files
 from buildport.findings import Finding, Severity
 from buildport.rules.dual import COMPAT_FOLDER, COMPAT_MARK, MAPPING_HEADER, RUNTIME_VARIABLE
 from buildport.source.fix import FIXES
+from buildport.source.references import inside
 from buildport.source.hipify_tables import installed_tables
 from buildport.textio import SourceText
 
@@ -64,7 +65,7 @@ def compat_folder(plan: Plan, engine: str) -> None:
         raise MigrationError(f"--keep-cuda maps CUDA names with hipify-perl's tables, and {Path(engine).name} has "
                              "none that can be read; give --hipify the path of a hipify-perl")
     folder = plan.root / COMPAT_FOLDER
-    own = [plan.relative(p) for p in plan.sources.all if not _inside(p, folder)]
+    own = [plan.relative(p) for p in plan.sources.all if not inside(p, folder)]
     made = compat_files(plan.usage, tables, own)
     plan.new_files = {folder / name: text for name, text in made.files.items()}
     for name in made.unsupported:
@@ -115,14 +116,6 @@ def build_lines(plan: Plan, commands: list[str]) -> list[str]:
             hip.append(line.replace("as before)", f"as before, with {RUNTIME_VARIABLE}=HIP: make "
                                     f"{RUNTIME_VARIABLE}=HIP, cmake -D{RUNTIME_VARIABLE}=HIP)"))
     return ["# NVIDIA (CUDA), as before", *cuda, "", "# AMD (HIP)", *hip]
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
 
 
 def is_dual(kind: str, text: str) -> bool:
@@ -246,7 +239,7 @@ def report_lines(plan: Plan) -> list[str]:
 
 def is_compat_file(plan: Plan, path: Path) -> bool:
     """Whether ``path`` is a file of the compatibility folder that an earlier ``--keep-cuda`` run wrote."""
-    if not _inside(path, plan.root / COMPAT_FOLDER):
+    if not inside(path, plan.root / COMPAT_FOLDER):
         return False
     try:
         with open(path, encoding="utf-8", errors="replace") as file:
