@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildport.passes.wordtrie import trie_pattern
-from buildport.source.hipify_script import HipifyScript, Row, read_script, script_text
+from buildport.source.hipify_script import HipifyScript, Row, read_script, script_text, script_version
 from buildport.source.perl_search import Ordered, Unsure, device_call, find, walk_hash
 
 _WORD = re.compile(rb"\w+")
@@ -363,13 +363,8 @@ def _symbol(func: str, before: int) -> Callable[[re.Match[bytes]], bytes]:
 def converter_for(engine: Path) -> Converter | None:
     """The built-in engine for the hipify-perl at ``engine``: None when it is not a hipify-perl, cannot be
     read, or its code is not the code :mod:`buildport.source.hipify_script` knows."""
-    if not engine.name.startswith("hipify-perl"):
-        return None
-    try:
-        stat = engine.stat()
-    except OSError:
-        return None
-    return _converter_of(str(engine.resolve()), stat.st_mtime_ns, stat.st_size)
+    version = script_version(engine)
+    return None if version is None else _converter_of(*version)
 
 
 @functools.cache

@@ -124,6 +124,18 @@ def _hash(text: str, name: str) -> dict[bytes, bytes]:
 
 
 
+def script_version(engine: Path) -> tuple[str, int, int] | None:
+    """What names one version of the hipify-perl at ``engine``: its resolved path, mtime and size (the key of
+    the per-process reads below); None for an engine that is not a hipify-perl or cannot be looked at."""
+    if not engine.name.startswith("hipify-perl"):
+        return None
+    try:
+        stat = engine.stat()
+    except OSError:
+        return None
+    return str(engine.resolve()), stat.st_mtime_ns, stat.st_size
+
+
 @functools.cache
 def script_text(path: str, mtime: int, size: int) -> str | None:
     """The text of the hipify-perl at ``path`` (resolved), read once per process for each version of the file
@@ -134,4 +146,5 @@ def script_text(path: str, mtime: int, size: int) -> str | None:
         return None
 
 
-__all__ = ["KNOWN_CODE", "HipifyScript", "Row", "code_digest", "read_script", "SUBST", "script_text", "sub_bodies"]
+__all__ = ["KNOWN_CODE", "HipifyScript", "Row", "code_digest", "read_script", "SUBST", "script_text", "script_version",
+           "sub_bodies"]

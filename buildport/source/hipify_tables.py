@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from buildport.source.hipify import EngineMissing, find_engine
-from buildport.source.hipify_script import SUBST, script_text, sub_bodies
+from buildport.source.hipify_script import SUBST, script_text, script_version, sub_bodies
 
 #: The substitution functions of the default mode (hipify-perl's -roc and -experimental ones are not used
 #: by ``migrate``), and the warning lists of names it has no HIP name for.
@@ -75,15 +75,8 @@ def installed_tables(explicit: str | None = None) -> HipifyTables | None:
     one); None where there is none, or it is hipify-clang (whose tables are compiled in)."""
     where = tuple(os.environ.get(name) for name in ("PATH", "ROCM_PATH", "HIP_PATH"))
     engine = _engine(explicit, where)
-    if engine is None:
-        return None
-    if not engine.name.startswith("hipify-perl"):
-        return None
-    try:
-        stat = engine.stat()
-    except OSError:
-        return None
-    return _tables_of(str(engine.resolve()), stat.st_mtime_ns, stat.st_size)
+    version = script_version(engine) if engine is not None else None
+    return None if version is None else _tables_of(*version)
 
 
 @functools.lru_cache(maxsize=8)
