@@ -36,7 +36,7 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None,
         if findings and read is not None and read.carried:
             findings = [f for f in findings if not carried(f, text, read.carried)]
         return None if findings is None else FileAudit(path, kind, findings)
-    if kind != PYTHON and dual_file(kind, text):
+    if kind != PYTHON and is_dual(text, kind):
         text = hip_view(text, kind)  # line for line: the CUDA branches are the project's own, on purpose
     engine, prescan, cmake_syntax = engines()
     if kind == CMAKE and not prescan.may_need_cmake_audit(text):
@@ -84,11 +84,6 @@ def carried(finding: Finding, text: str, names: frozenset[str]) -> bool:
         return False
     found = _AT.match(lines[finding.line - 1], finding.col - 1)
     return found is not None and found.group(0).strip('<>"') in names
-
-
-def dual_file(kind: str, text: str) -> bool:
-    """Whether a build file picks its branches by the runtime switch (``migrate --keep-cuda``)."""
-    return is_dual(text, kind)
 
 
 @functools.cache

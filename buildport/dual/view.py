@@ -11,13 +11,19 @@ from __future__ import annotations
 import re
 
 from buildport.rules.dual import (
-    CMAKE_IF_CUDA, CMAKE_IF_HIP, CMAKE_IS_HIP, CMAKE_SWITCH, MAKE_IF_CUDA, MAKE_IF_HIP, MAKE_SWITCH,
+    CMAKE_CLOSERS, CMAKE_IF_CUDA, CMAKE_IF_HIP, CMAKE_IS_HIP, CMAKE_OPENERS, CMAKE_SWITCH, MAKE_IF_CUDA, MAKE_IF_HIP,
+    MAKE_OPENERS, MAKE_SWITCH,
 )
 
-_CMAKE_OPEN = re.compile(r"^[ \t]*(?:if|foreach|while|function|macro|block)[ \t]*\(", re.I)
-_CMAKE_CLOSE = re.compile(r"^[ \t]*(?:endif|endforeach|endwhile|endfunction|endmacro|endblock)[ \t]*\(", re.I)
+
+def _words(words: frozenset[str]) -> str:
+    return "|".join(sorted(words))
+
+
+_CMAKE_OPEN = re.compile(rf"^[ \t]*(?:{_words(CMAKE_OPENERS)})[ \t]*\(", re.I)
+_CMAKE_CLOSE = re.compile(rf"^[ \t]*(?:{_words(CMAKE_CLOSERS)})[ \t]*\(", re.I)
 _CMAKE_ELSE = re.compile(r"^[ \t]*else[ \t]*\([ \t]*\)[ \t]*$")
-_MAKE_OPEN = re.compile(r"^[ \t]*(?:ifeq|ifneq|ifdef|ifndef)\b")
+_MAKE_OPEN = re.compile(rf"^[ \t]*(?:{_words(MAKE_OPENERS)})\b")
 _MAKE_CLOSE = re.compile(r"^[ \t]*endif\b")
 _MAKE_ELSE = re.compile(r"^[ \t]*else[ \t]*$")
 _JOINED = re.compile(r"\(" + re.escape(CMAKE_IS_HIP) + r" AND \((?P<hip>.*?)\)\) OR \(NOT " + re.escape(CMAKE_IS_HIP)

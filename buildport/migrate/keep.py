@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from buildport.dual import is_dual
 from buildport.dual.compat import compat_files
 from buildport.findings import Finding, Severity
 from buildport.rules.dual import COMPAT_FOLDER, COMPAT_MARK, MAPPING_HEADER, RUNTIME_VARIABLE
@@ -118,13 +119,6 @@ def build_lines(plan: Plan, commands: list[str]) -> list[str]:
     return ["# NVIDIA (CUDA), as before", *cuda, "", "# AMD (HIP)", *hip]
 
 
-def is_dual(kind: str, text: str) -> bool:
-    """Whether a build file picks its branches by the runtime switch already (an earlier run's output)."""
-    from buildport.dual import is_dual as dual
-
-    return dual(text, kind)
-
-
 def dual_text(plan: Plan, kind: str, path: Path, old: str, result: Result) -> tuple[str, list[Finding]]:
     """A build file's port made branches of the runtime switch; a CMake file with ``project()`` declares the
     switch and puts the compatibility folder on the HIP build's include path, a Makefile does both at its top."""
@@ -161,7 +155,7 @@ def declare_switch(plan: Plan) -> None:
             source = read_source(str(top))
         except InputError:
             continue
-        if is_dual("cmake", source.text):
+        if is_dual(source.text, "cmake"):
             continue
         text, _ = dual_cmake(source.text, source.text, [], plan.relative(top), switch=True,
                              compat=compat_path(plan, top))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from buildport.dual import is_dual
 from buildport.dual.compat import Usage
 from buildport.migrate import keep
 from buildport.migrate.asking import Answer
@@ -584,7 +585,7 @@ def _plan_build(plan: Plan, options: Options, cmake_files: list[Path], make_file
                 outcome = _in_copy(outcome, copies[outcome.path])
             assert outcome.result is not None and outcome.source is not None
             relative = plan.relative(Path(outcome.path))
-            if plan.keep_cuda and keep.is_dual(kind, outcome.source.text):
+            if plan.keep_cuda and is_dual(outcome.source.text, kind):
                 continue  # made dual by an earlier run: its CUDA branch is the project's, its HIP branch ported
             plan.findings.extend(
                 Finding(relative, f.line, f.col, f.rule, f.severity, f.message, f.suggestion, f.fixable,
