@@ -123,15 +123,17 @@ def test_a_file_changed_between_discovery_and_reading_is_reported(
     next(runs)
     from buildport.pipeline import port
 
-    real = port._load
+    real = port.unique_files
 
-    def load_then_change(path: str, stdin: bytes | None, known: SourceText | None = None) -> Any:
-        if path.endswith(os.path.join("plain", "CMakeLists.txt")):
-            assert known is not None and not known.is_read  # vouched for by the index
-            Path(tree / path).write_text("add_library(lib x.cpp)\n")
-        return real(path, stdin, known)
+    def found_then_change(paths: Any, contents: dict[str, SourceText]) -> Any:
+        for path in real(paths, contents):
+            if path.endswith(os.path.join("plain", "CMakeLists.txt")):
+                known = contents.get(path)
+                assert known is not None and not known.is_read  # vouched for by the index
+                Path(tree / path).write_text("add_library(lib x.cpp)\n")
+            yield path
 
-    monkeypatch.setattr(port, "_load", load_then_change)
+    monkeypatch.setattr(port, "unique_files", found_then_change)
     code, out, err = next(runs)
     assert code == 2
     assert b"plain/CMakeLists.txt: error: file changed while buildport was running" in err

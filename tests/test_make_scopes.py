@@ -158,7 +158,7 @@ def test_a_literal_name_beside_variables_on_an_include_line_is_brought_into_the_
 
 
 def test_kept_scope_facts_that_are_malformed_are_a_miss() -> None:
-    from buildport.audit.run import _stored_scope
+    from buildport.pipeline.makefacts import _stored_scope
 
     members = [3, 7]
     assert _stored_scope([["NVCC", "CUDA_CC"], [], ["GPU_FLAGS"], False, ["CUDA_PATH"], [1]], members) == (

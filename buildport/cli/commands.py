@@ -319,8 +319,7 @@ def _rewrite_run(kind: str, paths: tuple[str, ...], in_place: bool, show_diff: b
                 yield path
 
         files = walked()
-    walking = any(p != "-" and os.path.isdir(p) for p in paths)
-    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents, walking)
+    run = port_files(files, Options(offload_arch), stdin, kind, jobs, cache, contents)
     if outside or left_out:  # their facts are in the run; they themselves are not the user's to rewrite here
         left = set(outside) | set(left_out)
         run.outcomes = [o for o in run.outcomes if o.path not in left]

@@ -1,4 +1,5 @@
-"""Makefiles ported while their facts are read: taken only where the facts they are read with cannot change them."""
+"""Makefiles ported with the facts of the files make reads with them: one with no include line as it is found,
+alone, and again at the end where the files that include it change its facts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from buildport.cache.store import Cache
 from buildport.options import MakeFacts, Options
 from buildport.passes.make_facts import combine, file_facts
 from buildport.syntax.make import parse_make
+from buildport.textio import read_source
 
 #: common.mk makes CUDA_CC a compiler and, through its recipe, GPU_FLAGS a flag variable; flags.mk,
 #: which it includes, holds no word a rule looks for, but its port depends on that; sibling.mk says
@@ -41,8 +43,7 @@ def _expected(paths: list[str]) -> list[tuple[str, str | None, list[str]]]:
     combine(facts, [file_facts(parse_make(Path(path).read_text(), path)) for path in together])
     out = []
     for path in paths:
-        outcome = port._port_one(path, port._load(path, None).source, Options(), "make",  # type: ignore[arg-type]
-                                   facts if path in together else None)
+        outcome = port._port_one(path, read_source(path), Options(), "make", facts if path in together else None)
         result = outcome.result
         out.append((path, result.text if result else outcome.error, [f.rule for f in result.findings] if result else []))
     return out
@@ -72,7 +73,9 @@ def test_a_run_ports_each_makefile_as_with_the_runs_facts(
         assert _seen(again) == expected
 
 
-def test_files_without_a_rule_word_are_parsed_and_ported_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_makefile_is_ported_as_found_and_again_only_where_the_files_that_include_it_change_its_facts(
+    project: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     ported: list[str] = []
     parsed: list[str] = []
     real_port, real_parse = engine.port_make, parse_make
@@ -90,24 +93,14 @@ def test_files_without_a_rule_word_are_parsed_and_ported_once(project: Path, mon
     paths = [str(project / name) for name in sorted(FILES)]
     expected = _expected(paths)
     monkeypatch.setattr(engine, "port_make", counted)
-    monkeypatch.setattr("buildport.syntax.make.parse_make", parse)
+    monkeypatch.setattr("buildport.syntax.make.parse_make", parse)  # as the facts are read (the port's own: not here)
     run = port.port_files(paths, Options(), kind="make", jobs=1)
     assert _seen(run) == expected
-    # plain.mk, other.mk and sibling.mk: taken as ported early; flags.mk: ported again with the facts
-    # of common.mk; common.mk holds rule words (ported once, after the facts); broken.mk does not parse
-    assert sorted(ported[: ported.index("common.mk")]) == ["flags.mk", "other.mk", "plain.mk", "sibling.mk"]
-    assert sorted(ported[ported.index("common.mk"):]) == ["common.mk", "flags.mk"]
-    assert parsed.count("plain.mk") == 1 and parsed.count("other.mk") == 1
-
-
-def test_a_port_is_taken_only_if_no_name_the_facts_add_is_in_either_text() -> None:
-    holds = port._unaffected(MakeFacts({"NVCC", "CUDA_CC"}, {"SM"}, {"GPU_FLAGS"}))
-    assert holds("CFLAGS = -O2\n", "CFLAGS = -O2\n")
-    assert not holds("X = $(CUDA_CC)\n", "X = $(CUDA_CC)\n")
-    assert not holds("GPU_FLAGS = -G\n", "GPU_FLAGS = -G\n")
-    assert not holds("A = 1\n", "A = 1\nX = $(SM)\n")  # in the ported text only
-    assert holds("X = $(NVCC)\n", "X = $(NVCC)\n")  # a default fact: the early port had it too
-    assert port._unaffected(MakeFacts())("anything", "else")
+    # flags.mk, plain.mk and sibling.mk have no include line: ported alone as they come (broken.mk does not
+    # parse); common.mk and other.mk have include lines: ported at the end, with flags.mk again, whose facts
+    # common.mk changes (other.mk includes nothing of the run: alone)
+    assert ported == ["flags.mk", "plain.mk", "sibling.mk", "common.mk", "flags.mk", "other.mk"]
+    assert sorted(parsed) == ["common.mk", "flags.mk"]  # for their facts: the files make reads together, no other
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -152,21 +145,12 @@ def test_facts_read_while_the_walk_goes_on_are_the_runs_facts(
     (tree / "m05.mk").write_bytes(b"A := 1\n\x00\n")  # binary: reported, and no facts are read from it
     (tree / "m07.mk").write_text("all:\n\techo\nendif\n")  # does not parse: reported
     (tree / "zz_common.mk").write_text("include aa_flags.mk\n" + COMMON)
-    fed: list[bool] = []
-    real = port._make_facts
-
-    def spy(*args: object, **kwargs: object) -> object:
-        fed.append(len(args) > 4 and args[4] is not None)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(port, "_make_facts", spy)
     outputs = {}
     for jobs in ("1", "2"):
         options = ["--no-cache"] if cache == "none" else ["--cache-dir", str(tmp_path / f"cache{jobs}")]
         done = CliRunner().invoke(main, ["make", "--diff", "-j", jobs, *options, str(tree)])
         assert done.exit_code == 2, done.output  # an input error outranks the changes
         outputs[jobs] = done.output
-    assert fed == [False, True]  # --jobs 1 reads the facts after the walk; --jobs 2 as it goes
     assert outputs["1"] == outputs["2"]
     assert "+GPU_FLAGS := -O2 -g -O0 -m64" in outputs["2"]  # the last file's facts reached the first
     assert "m05.mk" in outputs["2"] and "m07.mk" in outputs["2"]
