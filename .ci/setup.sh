@@ -3,7 +3,8 @@
 #
 #   - Debian 12's ROCm 5.2 (hipcc, clang 15, HIP runtime, hipRAND/rocRAND, hipSPARSE/rocSPARSE, rocPRIM);
 #   - hipify-perl from Debian 13 (trixie): Debian 12 has none; the package is architecture `all` and needs
-#     only perl, so it is unpacked into $BUILDPORT_TOOLS without touching the system's apt configuration;
+#     only perl, so it is unpacked into $BUILDPORT_TOOLS without touching the system's apt configuration
+#     (trixie's packages come from the Debian mirror that configuration names, or deb.debian.org without one);
 #   - rocThrust and hipCUB from trixie, with the rocPRIM they need (5.7; Debian 12 has neither library and
 #     rocPRIM 5.3): header-only packages of architecture `all` that compile with ROCm 5.2's HIP, installed as
 #     packages (dpkg) so builds find them where a user's would, in /usr/include and /usr/share/cmake;
@@ -61,13 +62,121 @@ trixie_apt() {
         -o "APT::Get::List-Cleanup=0" -o "APT::Sandbox::User=root" "$@"
 }
 
+# The URI of the Debian archive the machine's apt sources use for its release ($1; default: the codename of
+# /etc/os-release): the first entry, in apt's order, for the release itself or its -updates, -backports or
+# -proposed-updates suite, with the main component, signed by Debian's archive keyring or not pinned to a
+# keyring (unpinned ones count only when no pinned one qualifies). The -security archive and third-party
+# repositories (their own keyring, or suites such as `nodistro`, `bookworm-pgdg`) are not it. Reads
+# $APT_ETC (default /etc/apt): one-line `deb [opts] URI suite components` entries of sources.list and
+# sources.list.d/*.list, deb822 stanzas of sources.list.d/*.sources. Prints nothing when none qualifies.
+debian_mirror() {
+    local etc="${APT_ETC:-/etc/apt}" codename="${1:-}" files=() file
+    local LC_ALL=C  # apt reads sources.list.d in byte order
+    if [ -z "$codename" ]; then
+        codename="$(. /etc/os-release 2>/dev/null && printf '%s' "${VERSION_CODENAME:-}")" || codename=""
+    fi
+    [ -n "$codename" ] || return 0
+    for file in "$etc/sources.list" "$etc"/sources.list.d/*; do
+        case "$file" in
+            */sources.list | *.list | *.sources) [ -f "$file" ] && files+=("$file") ;;
+        esac
+    done
+    [ "${#files[@]}" -gt 0 ] || return 0
+    awk -v codename="$codename" '
+        function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
+        function has(list, word,   n, i, w) {
+            n = split(list, w, /[ \t]+/)
+            for (i = 1; i <= n; i++) if (w[i] == word) return 1
+            return 0
+        }
+        # One entry (its fields in `value`): remember its first URI as the best of its tier.
+        function consider(   tier, n, i, u, uri, keyrings, k) {
+            if (!("uris" in value) || tolower(value["enabled"]) == "no") return
+            if (!has(value["types"], "deb") && !has(value["types"], "deb-src")) return
+            if (!has(value["components"], "main")) return
+            if (!has(value["suites"], codename) && !has(value["suites"], codename "-updates") &&
+                !has(value["suites"], codename "-backports") &&
+                !has(value["suites"], codename "-proposed-updates")) return
+            tier = 2
+            if (value["signed-by"] != "") {
+                n = split(value["signed-by"], keyrings, /[ \t,]+/)
+                tier = 0
+                for (k = 1; k <= n; k++) if (keyrings[k] ~ /(^|\/)debian-archive-[^\/]*$/) tier = 1
+                if (!tier) return
+            }
+            n = split(value["uris"], u, /[ \t]+/)
+            for (i = 1; i <= n && uri == ""; i++) if (u[i] != "" && u[i] !~ /^cdrom:/) uri = u[i]
+            sub(/\/+$/, "", uri)
+            if (uri != "" && !(tier in best)) best[tier] = uri
+        }
+        function stanza_end() { if (deb822) consider(); split("", value); field = "" }
+        FNR == 1 { stanza_end(); deb822 = FILENAME ~ /\.sources$/ }
+        deb822 && /^[ \t]*$/ { stanza_end(); next }
+        deb822 && /^#/ { next }
+        deb822 && /^[ \t]/ { if (field != "") value[field] = trim(value[field] " " $0); next }
+        deb822 {
+            colon = index($0, ":")
+            if (colon) { field = tolower(trim(substr($0, 1, colon - 1))); value[field] = trim(substr($0, colon + 1)) }
+            next
+        }
+        {
+            line = $0
+            sub(/#.*/, "", line)
+            line = trim(line)
+            if (line == "") next
+            split("", value)
+            type = line
+            sub(/[ \t].*/, "", type)
+            rest = trim(substr(line, length(type) + 1))
+            options = ""
+            if (substr(rest, 1, 1) == "[") {
+                end = index(rest, "]")
+                if (!end) next
+                options = substr(rest, 2, end - 2)
+                rest = trim(substr(rest, end + 1))
+            }
+            n = split(rest, w, /[ \t]+/)
+            if (n < 3) next
+            value["types"] = type
+            value["uris"] = w[1]
+            value["suites"] = w[2]
+            value["components"] = w[3]
+            for (i = 4; i <= n; i++) value["components"] = value["components"] " " w[i]
+            m = split(options, o, /[ \t]+/)
+            for (i = 1; i <= m; i++) if (tolower(o[i]) ~ /^signed-by=/) value["signed-by"] = substr(o[i], 11)
+            consider()
+        }
+        END {
+            stanza_end()
+            if (1 in best) print best[1]
+            else if (2 in best) print best[2]
+        }' "${files[@]}"
+}
+
+# The mirror trixie's packages come from: the machine's Debian mirror (debian_mirror [CODENAME]), or
+# deb.debian.org when its apt sources name none, which the log says (on stderr: stdout is the URI).
+trixie_mirror() {
+    local mirror
+    mirror="$(debian_mirror "$@")"
+    if [ -n "$mirror" ]; then
+        log "Debian trixie from $mirror, the Debian mirror of this machine's apt sources" >&2
+    else
+        mirror=http://deb.debian.org/debian
+        log "no Debian mirror for this release in the apt sources under ${APT_ETC:-/etc/apt}; Debian trixie from $mirror" >&2
+    fi
+    printf '%s\n' "$mirror"
+}
+
 # Downloads PKG=VERSION ... from trixie into $1 (its .deb files replaced).
 trixie_download() {
-    local into="$1"
+    local into="$1" entry
     shift
     mkdir -p "$TRIXIE_STATE/lists/partial" "$TRIXIE_STATE/cache/archives/partial" "$TRIXIE_STATE/sourceparts" "$into"
-    echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
-        > "$TRIXIE_STATE/sources.list"
+    entry="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(trixie_mirror) trixie main"
+    if [ "$(cat "$TRIXIE_STATE/sources.list" 2>/dev/null)" != "$entry" ]; then
+        printf '%s\n' "$entry" > "$TRIXIE_STATE/sources.list"
+        rm -f "$TRIXIE_STATE/.updated"  # lists fetched from another mirror
+    fi
     if [ ! -f "$TRIXIE_STATE/.updated" ]; then
         trixie_apt update -q
         touch "$TRIXIE_STATE/.updated"
@@ -160,4 +269,7 @@ main() {
     log "done in $((SECONDS - start)) s"
 }
 
-main "$@"
+# Sourced (the tests call its functions), it runs nothing: `return` works only in a sourced file.
+if ! (return 0 2>/dev/null); then
+    main "$@"
+fi

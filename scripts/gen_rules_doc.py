@@ -5,7 +5,9 @@
     python scripts/gen_rules_doc.py --check    # exit 1 if the page is out of date
 
 The page is generated, never edited by hand: change
-``buildport/rules/source_rules.py`` and run this script.
+``buildport/rules/source_rules.py`` and run this script. A section's text after its
+severity is ``buildport.report.ruledoc.source_rule``, which SARIF output gives as the
+rule's help.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from buildport.report import ruledoc  # noqa: E402
 from buildport.rules.source_rules import RULES, SourceRule  # noqa: E402
 
 PAGE = ROOT / "docs" / "source-rules.md"
@@ -47,20 +50,9 @@ may show the reviewed line marked this way.
 """
 
 
-def _code(text: str) -> str:
-    return f"```cuda\n{text.rstrip()}\n```\n"
-
-
 def _section(rule: SourceRule) -> str:
-    return (
-        f"## `{rule.id}`: {rule.title}\n\n"
-        f"Severity: **{rule.severity}**\n\n"
-        f"{rule.rationale}\n\n"
-        f"**What to do.** {rule.suggestion}\n\n"
-        f"Before:\n\n{_code(rule.before)}\n"
-        f"After:\n\n{_code(rule.after)}\n"
-        f"Source: {rule.source}.\n"
-    )
+    """The rule's heading and severity, then its documentation (which SARIF output gives as its help too)."""
+    return f"## `{rule.id}`: {rule.title}\n\nSeverity: **{rule.severity}**\n\n" + ruledoc.source_rule(rule)
 
 
 def render() -> str:

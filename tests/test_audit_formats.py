@@ -19,8 +19,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from buildport.audit import audit
+from buildport.audit import audit, known_rules
+from buildport.report import ruledoc
 from buildport.report.render import JSON_VERSION, to_json, to_sarif
+from buildport.rules import build_rules, source_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "fixtures" / "audit" / "mixed" / "tree"
@@ -107,6 +109,47 @@ def test_sarif_shape_for_code_scanning() -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+(-[0-9A-Za-z.]+)?(\+[0-9A-Za-z.]+)?", run_["tool"]["driver"]["semanticVersion"])
     prints = [r["partialFingerprints"]["buildportLine/v1"] for r in run_["results"]]
     assert all(re.fullmatch(r"[0-9a-f]{32}", p) for p in prints)
+
+
+def _documented(page: str, rule: source_rules.SourceRule) -> str:
+    """What docs/source-rules.md says of ``rule``: its section after the heading and the severity."""
+    head = f"## `{rule.id}`: {rule.title}\n\nSeverity: **{rule.severity}**\n\n"
+    assert page.count(head) == 1
+    start = page.index(head) + len(head)
+    end = page.find("\n## `", start)
+    return page[start:] if end < 0 else page[start:end]
+
+
+def test_sarif_rules_carry_their_documentation_as_markdown() -> None:
+    """Code scanning shows a rule's ``help.markdown`` beside its alerts: a source rule's is what the rules page
+    says of it; a build rule's, its catalogue rationale and what to do. No ``helpUri``: there is no public page."""
+    data = to_sarif(audit([str(TREE)]), TREE)
+    jsonschema.Draft4Validator(sarif_schema()).validate(data)
+    page = (ROOT / "docs" / "source-rules.md").read_text(encoding="utf-8")
+    seen = set()
+    for entry in data["runs"][0]["tool"]["driver"]["rules"]:
+        assert "helpUri" not in entry and entry["help"]["text"]
+        markdown = entry["help"]["markdown"]
+        if entry["id"] in source_rules.BY_ID:
+            rule = source_rules.BY_ID[entry["id"]]
+            assert markdown == _documented(page, rule)
+            assert f"**What to do.** {rule.suggestion}\n" in markdown
+            seen.add("source")
+        else:
+            build = build_rules.BY_ID[entry["id"]]
+            assert markdown.startswith(f"{build.rationale}\n\n**What to do.** ")
+            seen.add(build.fixable)
+    assert seen == {"source", "yes", "no", "varies"}  # the tree has findings of every kind of rule
+
+
+def test_every_rule_says_what_to_do() -> None:
+    for rule in known_rules():
+        markdown = ruledoc.markdown(rule)
+        assert markdown.count("**What to do.** ") == 1 and markdown.endswith("\n"), rule
+    assert "by hand" in ruledoc.markdown("cmake-library-unported")
+    assert "`buildport make --in-place` rewrites it" in ruledoc.markdown("make-library")
+    assert "Where a finding is auto-fixable" in ruledoc.markdown("build-nvcc")
+    assert ruledoc.markdown("no-such-rule") == ""
 
 
 def test_sarif_fingerprints_stay_when_lines_above_move(tmp_path: Path) -> None:

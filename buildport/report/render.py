@@ -21,6 +21,7 @@ import click
 from buildport import __version__
 from buildport.audit import AuditReport, FileAudit, describe
 from buildport.findings import Finding, Severity
+from buildport.report import ruledoc
 from buildport.report.jsontext import RawJSON, dumps_indented
 from buildport.rules import source_rules
 
@@ -234,13 +235,15 @@ def _notification(error: str, base: Path, artifacts: dict[str, dict[str, str]]) 
 
 
 def _sarif_rule(rule: str) -> dict[str, Any]:
+    """A reported rule: its catalogue entry, and its documentation as ``help.markdown`` (what code scanning
+    shows beside an alert; the text of its section in docs/source-rules.md for a source rule)."""
     title, severity, rationale = describe(rule)
     return {
         "id": rule,
         "name": "".join(part.capitalize() for part in rule.split("-")),
         "shortDescription": {"text": title},
         "fullDescription": {"text": rationale or title},
-        "help": {"text": rationale or title},
+        "help": {"text": rationale or title, "markdown": ruledoc.markdown(rule) or rationale or title},
         "defaultConfiguration": {"level": _SARIF_LEVEL[severity]},
         "properties": {"tags": ["cuda", "portability"]},
     }
