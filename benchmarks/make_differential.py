@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from buildport.engine import UnstableRewrite, port_make
 from buildport.options import MakeFacts
 from buildport.passes.make_facts import combine, file_facts
-from buildport.passes.make_prescan import disabled
+from buildport.prescan import disabled
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import MakeFile, parse_make, parse_make_lark
 

@@ -1,4 +1,5 @@
-"""Which files can hold nothing to port: a search for the rules' words, before any pass runs.
+"""Which files can hold nothing to port: a search for the rules' words, before any pass runs; and the
+one switch that turns every skip off, for CMake and make alike (:func:`disabled`).
 
 Every CMake rule fires on a word that one of the tables in :mod:`buildport.rules`
 names (a CUDA variable, command, property, library, package, path, nvcc flag) or
@@ -122,7 +123,7 @@ def residue_words() -> list[str]:
 def may_need_cmake_audit(text: str) -> bool:
     """False when neither a CMake rule nor a residue pattern can fire in ``text``: one search
     for the rules' words, then plain substring tests for the residue words it does not match."""
-    if _off:
+    if SKIPPING.off:
         return True
     lowered = lowercase(text)
     if cmake_trigger().found_in(lowered):
@@ -144,7 +145,7 @@ def _residue_only() -> list[str]:
 
 def may_need_cmake_port(text: str, start: int = 0, end: int | None = None) -> bool:
     """False when no CMake rule can fire anywhere in ``text[start:end]``."""
-    return _off or has_cmake_trigger(text[start:end])
+    return SKIPPING.off or has_cmake_trigger(text[start:end])
 
 
 def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bool]:
@@ -156,7 +157,7 @@ def spans_with_trigger(text: str, starts: list[int], ends: list[int]) -> list[bo
     only up to its first match. A match that begins in a span and reaches past
     its end says nothing about the span alone, which is then searched alone.
     """
-    if _off:
+    if SKIPPING.off:
         return [True] * len(starts)
     lowered = lowercase(text)
     if len(lowered) != len(text):  # a character whose lower case is longer: the offsets differ
@@ -182,15 +183,30 @@ def has_cmake_trigger(text: str) -> bool:
     return cmake_trigger().found_in_any_case(text)
 
 
-_off = False
+class _Switch:
+    """Whether the searches may skip work (files, commands, lines): one for every language."""
+
+    __slots__ = ("off",)
+
+    def __init__(self) -> None:
+        self.off = False
+
+
+#: The switch itself, read where a skip is decided (``SKIPPING.off``: a search says "may fire" everywhere).
+SKIPPING = _Switch()
+
+
+def skipping() -> bool:
+    """Whether files, commands and lines may be skipped (false inside :func:`disabled`)."""
+    return not SKIPPING.off
 
 
 @contextmanager
 def disabled() -> Iterator[None]:
-    """Run every pass over everything, as if each file matched: to check that skipping changes nothing."""
-    global _off
-    before, _off = _off, True
+    """Run every pass over everything, CMake and make alike, as if each file, command and line held a
+    word a rule looks for: to check that skipping changes nothing (``tests/test_skipping.py``)."""
+    before, SKIPPING.off = SKIPPING.off, True
     try:
         yield
     finally:
-        _off = before
+        SKIPPING.off = before

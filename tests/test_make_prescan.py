@@ -13,7 +13,8 @@ from buildport.passes import make_prescan
 from buildport.prescan import may_have_residue
 from buildport.options import MakeFacts
 from buildport.passes.make_facts import gather
-from buildport.passes.make_prescan import FIXED, Names, Prescan, disabled, make_words, name_words
+from buildport.passes.make_prescan import FIXED, Names, Prescan, make_words, name_words
+from buildport.prescan import disabled, skipping
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
 from buildport.rules.make import (
@@ -107,10 +108,10 @@ def test_a_library_row_added_to_the_table_is_searched_for(monkeypatch: pytest.Mo
 
 
 def test_the_search_can_be_switched_off() -> None:
-    assert make_prescan.skipping()
+    assert skipping()
     with disabled():
-        assert not make_prescan.skipping() and _hot_in("echo nothing")
-    assert make_prescan.skipping()
+        assert not skipping() and _hot_in("echo nothing")
+    assert skipping()
 
 
 # ---------------------------------------------------------------- skipping changes no port

@@ -274,3 +274,19 @@ def test_the_residue_search_agrees_on_every_fixture(path: Path) -> None:
 
     text = path.read_bytes().decode("utf-8", "surrogateescape")
     assert list(_residue_hits(text)) == _reference_residue_hits(text)
+
+
+def test_one_switch_turns_every_skip_off_for_both_languages() -> None:
+    from buildport.passes.make_prescan import Names, Prescan, hint_free, may_hold_rule_words
+    from buildport.prescan import may_need_cmake_audit, skipping, spans_with_trigger
+
+    plain_cmake, plain_make = "add_library(x x.cpp)\n", "all:\n\tcc -o x x.c\n"
+    assert skipping() and not may_need_cmake_port(plain_cmake) and not may_need_cmake_audit(plain_cmake)
+    assert Prescan(plain_make).hits == [] and hint_free(plain_make) and not may_hold_rule_words(plain_make)
+    with disabled():
+        assert not skipping()
+        assert may_need_cmake_port(plain_cmake) and may_need_cmake_audit(plain_cmake)
+        assert spans_with_trigger(plain_cmake, [0], [len(plain_cmake)]) == [True]
+        assert Prescan(plain_make).hits is None and Names(plain_make).hits is None
+        assert not hint_free(plain_make) and may_hold_rule_words(plain_make)
+    assert skipping() and not may_need_cmake_port(plain_cmake)

@@ -18,7 +18,8 @@ from buildport.options import MakeFacts
 from buildport.passes.text_edits import TextEdits
 from buildport.passes.nvcc import is_nvcc_only, translate
 from buildport.passes.make_facts import REFERENCE, ROOT_REF, command_position, root_paths
-from buildport.passes.make_prescan import Names, Prescan, hint_free, skipping
+from buildport.passes.make_prescan import Names, Prescan, hint_free
+from buildport.prescan import skipping
 from buildport.passes.tools import port_call, tool_name
 from buildport.rules.flags import BY_NAME
 from buildport.rules.libraries import BY_LINK_NAME, WORD_RENAMES

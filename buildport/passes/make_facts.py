@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from buildport.passes.includes import scopes
 from buildport.options import MakeFacts
-from buildport.passes.make_prescan import Prescan, skipping
+from buildport.passes.make_prescan import Prescan
+from buildport.prescan import skipping
 from buildport.rules.make import DIR_VARIABLES, HOST_LINKERS, NVCC_WORD, PORTED_NVCC, PRELUDE, ROOT_VARIABLES
 from buildport.rules.paths import CUDA_ROOT_LITERAL, SUBPATHS
 from buildport.syntax.make import MakeFile

@@ -9,18 +9,17 @@ those words in a file's text, case folded, in one pass over it; a line none of t
 falls in is not built, let alone ported. The words are read from the tables, so
 a row added to a table (also from a project's ``buildport.toml``) widens the
 search; ``tests/test_make_prescan.py`` checks that every row is found and that
-ports are identical with the search switched off (:func:`disabled`).
+ports are identical with the search switched off (:func:`buildport.prescan.disabled`).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from functools import lru_cache
 
-from buildport.prescan import residue_words, trigger
+from buildport.prescan import SKIPPING, residue_words, trigger
 from buildport.passes.wordtrie import WordSearch, lowercase_pieces
 from buildport.rules import flags as flag_rules
 from buildport.rules import libraries as library_rules
@@ -96,8 +95,8 @@ def holds_no_word(text: str) -> bool:
 
 def hint_free(text: str) -> bool:
     """Whether no name word (:func:`name_words`, the platform hints among them) can be in ``text``:
-    :func:`holds_no_word`, and never inside :func:`disabled`."""
-    return not _off and holds_no_word(text)
+    :func:`holds_no_word`, and never inside :func:`buildport.prescan.disabled`."""
+    return not SKIPPING.off and holds_no_word(text)
 
 
 def _folds_to_ascii(text: str) -> bool:
@@ -117,7 +116,7 @@ def _static_hits(text: str, link_names: frozenset[str]) -> list[int] | None:
 def may_hold_rule_words(text: str) -> bool:
     """False when no word of :func:`make_words` is in ``text``: read alone, the file then says
     nothing the make rules use (its compiler, architecture and flag variables all need one)."""
-    if _off:
+    if SKIPPING.off:
         return True
     hits = _static_hits(text, frozenset(library_rules.BY_LINK_NAME))
     return hits is None or bool(hits)
@@ -133,7 +132,7 @@ class Prescan:
 
     def __init__(self, text: str, compiler_vars: Iterable[str] = ()) -> None:
         self.hits: list[int] | None = None  # None: everything may matter
-        if _off:
+        if SKIPPING.off:
             return
         hits = _static_hits(text, frozenset(library_rules.BY_LINK_NAME))
         names = frozenset(compiler_vars)
@@ -173,28 +172,9 @@ class Names(Prescan):
 
     def __init__(self, text: str) -> None:
         self.hits = None
-        if _off:
+        if SKIPPING.off:
             return
         if holds_no_word(text):
             self.hits = []
         elif not _folds_to_ascii(text):  # else a name might match a pattern in a way the search does not
             self.hits = _NAMES.starts_in_any_case(text)  # None if the offsets would shift
-
-
-def skipping() -> bool:
-    """Whether lines may be skipped (false inside :func:`disabled`)."""
-    return not _off
-
-
-_off = False
-
-
-@contextmanager
-def disabled() -> Iterator[None]:
-    """Port every line, as if each held a word the rules look for: to check that skipping changes nothing."""
-    global _off
-    before, _off = _off, True
-    try:
-        yield
-    finally:
-        _off = before
