@@ -4,6 +4,7 @@ it cannot convert reported one by one, and the gate that follows from them."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from click.testing import CliRunner
@@ -12,6 +13,10 @@ from buildport.cli import main
 from buildport.source.hipify_tables import read_tables
 from buildport.source.left import cuda_left
 from buildport.source.lex import lex
+from buildport.textio import decode
+
+if TYPE_CHECKING:
+    from buildport.source.convert import Converter
 
 PERL = r'''
 sub rocSubstitutions {
@@ -122,3 +127,52 @@ def test_a_header_of_device_helpers_is_audited_and_a_name_is_explained_once(tmp_
     rules = [(f.line, f.rule) for f in report.findings]
     assert (3, "warp-sync-intrinsic") in rules  # no CUDA include, and audited all the same
     assert (3, "hipify-unsupported") not in rules  # the intrinsic's own rule explains it
+
+
+# ------------------------------------------------------------- the audit and the built-in engine agree
+
+
+def _left_names(text: str, path: str) -> list[str]:
+    from buildport.source.hipify_tables import installed_tables
+
+    return [f.message for f in cuda_left(text, path, lex(text), installed_tables()) if f.rule == "cuda-api-left"]
+
+
+def _installed_converter() -> "Converter":
+    from buildport.source.convert import converter_for
+    from tests.support.cuda_sources import HIPIFY_PERL
+
+    converter = converter_for(HIPIFY_PERL) if HIPIFY_PERL.is_file() else None
+    if converter is None:
+        pytest.fail(f"{HIPIFY_PERL}, the hipify-perl the built-in engine knows, is needed (installed by .ci/setup.sh)")
+    return converter
+
+
+@pytest.mark.parametrize("kind", ["fixtures", "generated"])
+def test_what_the_audit_calls_cuda_left_is_what_the_engine_converts(kind: str) -> None:
+    """The audit counts a source's CUDA names with the tables the built-in engine converts them with: a
+    source the engine leaves alone has none left, and the engine's output of every other has none left."""
+    from tests.support.cuda_sources import generated
+
+    converter = _installed_converter()
+    root = Path(__file__).resolve().parents[1]
+    if kind == "fixtures":
+        suffixes = (".cu", ".cuh", ".cpp", ".h", ".hpp", ".cc")
+        sources = [(str(p), p.read_bytes()) for p in sorted((root / "fixtures").rglob("*"))
+                   if p.suffix in suffixes and p.is_file()]
+    else:
+        sources = [(f"gen{i}.cu", data) for i, data in enumerate(generated(converter.script, 200, seed=71))]
+    assert len(sources) > 100
+    untouched = converted = 0
+    for path, data in sources:
+        done = converter.convert(data, path)
+        if done is None:
+            continue  # handed to hipify-perl itself: tests/test_convert.py
+        text = decode(data, path)  # as the audit reads it
+        if done.output == data:
+            untouched += 1
+            assert _left_names(text, path) == [], path
+        else:
+            converted += 1
+            assert _left_names(decode(done.output, path), path) == [], path
+    assert untouched and converted
