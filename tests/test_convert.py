@@ -32,7 +32,8 @@ def converter() -> Converter:
     return built
 
 
-def differences(converter: Converter, sources: list[bytes], folder: Path, parts: int = 2) -> tuple[list[str], int, int]:
+def differences(converter: Converter, sources: list[bytes], folder: Path, parts: int = 2,
+                engine: Path = HIPIFY_PERL) -> tuple[list[str], int, int]:
     """Each file's differences between the engines (empty: none), how many files the built-in engine handed
     back to hipify-perl, and how many it called untouched. hipify-perl runs in ``parts`` processes."""
     names = [f"s{i:04d}.cu" for i in range(len(sources))]
@@ -49,7 +50,7 @@ def differences(converter: Converter, sources: list[bytes], folder: Path, parts:
     compared = [n for n in names if n in ours]
     chunks = [compared[i::parts] for i in range(parts)]
     with ThreadPoolExecutor(max_workers=parts) as pool:
-        runs = list(pool.map(lambda chunk: hipify_perl_batch(folder, chunk), chunks))
+        runs = list(pool.map(lambda chunk: hipify_perl_batch(folder, chunk, engine), chunks))
     found = []
     for chunk, (outputs, messages) in zip(chunks, runs):
         for name in chunk:
@@ -134,3 +135,94 @@ def test_an_unknown_hipify_perl_is_not_reproduced() -> None:
     text = HIPIFY_PERL.read_text(errors="replace")
     assert read_script(text) is not None
     assert read_script(text.replace("$countKeywords += m/__global__/;", "$countKeywords += m/__global__/g;")) is None
+
+
+# ------------------------------------------------------------------------ other releases of hipify-perl
+
+#: ROCm 6.2's hipify-perl casts the kernel argument of these functions to ``const void*`` (the first
+#: argument; of hipFuncGetAttributes the second), in two blocks of ``transformHostFunctions`` after the
+#: two that wrap symbols in ``HIP_SYMBOL``, with the same patterns.
+CAST_FIRST = ("hipFuncSetAttribute", "hipFuncSetCacheConfig", "hipFuncSetSharedMemConfig",
+              "hipLaunchCooperativeKernel", "hipLaunchKernel")
+CAST_SECOND = ("hipFuncGetAttributes",)
+
+
+def casting_release(text: str) -> str:
+    """The installed script as ROCm 6.2's code has it: its first two ``transformHostFunctions`` blocks again,
+    casting instead of wrapping, for the functions above; the version line 6.2's."""
+    from buildport.source.hipify_script import _HOST_BLOCK
+
+    start = text.index("sub transformHostFunctions {")
+    first, second = list(_HOST_BLOCK.finditer(text, start))[:2]
+    made = []
+    for block, names in ((first, CAST_FIRST), (second, CAST_SECOND)):
+        listed = "".join(f'        "{name}",\n' for name in names)
+        made.append(block.group().replace(block["names"], listed).replace("HIP_SYMBOL", "reinterpret_cast<const void*>"))
+    at = second.end()
+    text = text[:at] + "".join("\n    " + block for block in made) + text[at:]
+    return text.replace('print STDERR "HIP version 6.0.0\\n";', 'print STDERR "HIP version 6.2.0\\n";')
+
+
+CASTS = [
+    b"cudaFuncSetCacheConfig(kernel, cudaFuncCachePreferL1);\n", b"cudaFuncSetAttribute(k<float>, a, n);\n",
+    b"cudaFuncSetSharedMemConfig (k,\n  cudaSharedMemBankSizeEightByte);\n", b"cudaFuncGetAttributes(&attr, kernel);\n",
+    b"cudaLaunchKernel((void*)k, grid, block, args, 0, s);\ncudaLaunchCooperativeKernel(k, g, b, a);\n",
+    b"// CHECK: hipFuncSetAttribute(k, a, n)\ncudaFuncGetAttributes(&a,\n k)\r\n", b"cudaFuncSetCacheConfig(k)\n",
+    b"__global__ void k() {}\nint main() { cudaFuncSetCacheConfig(k, cudaFuncCachePreferShared); k<<<1, 1>>>(); }\n",
+]
+
+
+def worded_as_6_3(text: str) -> str:
+    """A script whose warnings say where first, as ROCm 6.3's do (``FILE:LINE: warning: ...``), and name an
+    unsupported identifier after a colon."""
+    import re
+
+    text = re.sub(r'print STDERR "  warning: \$fileName:\$line_num: ', 'print STDERR "  $fileName:$line_num: warning: ', text)
+    return text.replace('unsupported identifier \\"$func\\"', "unsupported HIP identifier: $func")
+
+
+@pytest.mark.parametrize("release", ["6.0.2 upstream", "6.2", "6.3 wording"])
+def test_other_releases_convert_as_their_hipify_perl_does(converter: Converter, tmp_path: Path, release: str) -> None:
+    """Releases whose code differs from the installed one's only where the engine reads it as data: the
+    interpreter line (upstream's ``#!/usr/bin/env perl``), blank lines, the version, and ROCm 6.2's casts."""
+    from buildport.source.hipify_script import KNOWN_CODE
+
+    text = HIPIFY_PERL.read_text(errors="surrogateescape")
+    first, rest = text.split("\n", 1)
+    if release == "6.0.2 upstream":
+        text = "#!/usr/bin/env perl\n\n" + rest
+    else:
+        text = casting_release(text) if release == "6.2" else worded_as_6_3(casting_release(text))
+        assert text.count("$fileName:$line_num: warning:") == (7 if release == "6.3 wording" else 0)  # the -roc one too
+    assert first.startswith("#!") and code_digest(text) in KNOWN_CODE
+    script = read_script(text)
+    assert script is not None
+    engine = tmp_path / "bin" / "hipify-perl"
+    engine.parent.mkdir()
+    engine.write_text(text, errors="surrogateescape")
+    engine.chmod(0o755)
+    built = converter_for(engine)
+    assert built is not None
+    sources = EDGES + CASTS + generated(script, 40, seed=62)
+    work = tmp_path / "work"
+    work.mkdir()
+    found, fell_back, _untouched = differences(built, sources, work, engine=engine)
+    assert found == []
+    assert fell_back < len(sources) // 4
+    if release != "6.0.2 upstream":  # the casts are made
+        casted = built.convert(CASTS[0], "a.cu")
+        assert casted is not None and b"reinterpret_cast<const void*>(kernel)" in casted.output
+
+
+def test_the_names_a_release_cannot_convert_are_read_from_its_warnings() -> None:
+    from buildport.source.hipify import HipifyResult, engine_result
+
+    said = ('  warning: a.cu:2: unsupported identifier "cudaFoo"\n'
+            '  a.cu:12: warning: unsupported HIP identifier: cudaBar\n'
+            '  a.cu:3: warning: unsupported device function "umin": x = umin(a, b);\n'
+            "  a.cu:9: warning: experimental ROCm HIP identifier: cuX 6.1\n"
+            "  warning: a.cu:#5 : cudaX y;\n"
+            "  WARNINGS: 5\n")
+    result = engine_result(HipifyResult("a.cu"), "hipify-perl", 0, b"int x;\n", said, b"int x;\n")
+    assert result.unsupported == [(2, "cudaFoo"), (12, "cudaBar"), (3, "umin")]
+    assert len(result.warnings) == 5

@@ -42,17 +42,6 @@ _LEFT = re.compile(rb"\bcuda[A-Z]\w+")  # step 5: a CUDA runtime name left in a 
 _NOT_BEFORE_HEADER = rb"(?<![!~`@#\x00^&*\-+=\[\](){}.,?'>])"
 _LOOKBEHIND_KINDS = frozenset(("include", "include_cuda_main_header"))
 _CUB = ((re.compile(rb"using\s*namespace\s*cub"), b"using namespace hipcub"), (re.compile(rb"\bcub::\b"), b"hipcub::"))
-_ARG = rb"([^,\)]+)"
-#: transformHostFunctions: (function, the arguments before the symbol) — the symbol goes in HIP_SYMBOL(...)
-_SYMBOL_AT = (("hipMemcpyToSymbol", 0), ("hipMemcpyToSymbolAsync", 0), ("hipGetSymbolAddress", 1),
-              ("hipGetSymbolSize", 1), ("hipGetTextureReference", 1), ("hipGraphMemcpyNodeSetParamsToSymbol", 1),
-              ("hipMemcpyFromSymbol", 1), ("hipMemcpyFromSymbolAsync", 1),
-              ("hipGraphExecMemcpyNodeSetParamsToSymbol", 2), ("hipGraphMemcpyNodeSetParamsFromSymbol", 2),
-              ("hipModuleOccupancyMaxPotentialBlockSize", -3),
-              ("hipModuleOccupancyMaxPotentialBlockSizeWithFlags", -3),
-              ("hipModuleOccupancyMaxPotentialBlockSizeWithFlags", -3),
-              ("hipGraphExecMemcpyNodeSetParamsFromSymbol", 3), ("hipGraphAddMemcpyNodeToSymbol", 4),
-              ("hipGraphAddMemcpyNodeFromSymbol", 5))
 #: the statistics that say the file has device code (the rest are API calls)
 _KERNEL_STATS = ("kernel_launch", "device_function")
 
@@ -84,9 +73,10 @@ class Converter:
         self._supported_device = Ordered(script.supported_device)
         self._supported_search = re.compile(rb"\b(?:" + _trie_source(set(script.supported_device)) + rb")\b")
         self._whitelist = tuple((w, re.compile(rb"\b" + w + rb"\b")) for w in script.whitelist)
-        self._symbols = [(re.compile(rb"(?<!// CHECK: )(" + f.encode() + rb")\s*\(" + _symbol_args(n)), _symbol(f, n))
-                         for f, n in _SYMBOL_AT]
-        self._symbol_search = _trie({f.encode() for f, _ in _SYMBOL_AT})
+        self._symbols = [(re.compile(_perl_pattern(pattern, func)), _perl_replacement(replacement, func))
+                         for pattern, replacement, funcs in script.host_functions for func in funcs]
+        self._symbol_search = _trie({func for _, _, funcs in script.host_functions for func in funcs})
+        self._said = {function: _Template(text) for function, text in script.warnings.items()}
 
     def untouched(self, data: bytes) -> bool:
         """Whether hipify-perl leaves ``data`` as it is and says nothing about it: no name or header of its
@@ -158,34 +148,34 @@ class Converter:
         """Step 2: the warnings of each line holding a name of the warning lists."""
         found: list[bytes] = []
         for number, line in _lines_with(self._named_search, data):
-            prefix = b"  warning: " + name + b":" + str(number).encode() + b": "
-            found += [prefix + said + b"\n" for said in self._line_warnings(line)]
+            where = {b"fileName": name, b"line_num": str(number).encode(), b"_": line}
+            found += [self._said[function].render({**where, **values}) + b"\n"
+                      for function, values in self._line_warnings(line)]
         return found
 
-    def _line_warnings(self, line: bytes) -> list[bytes]:
-        """What hipify-perl's warning functions say about one line, following where each search starts."""
+    def _line_warnings(self, line: bytes) -> list[tuple[str, dict[bytes, bytes]]]:
+        """What hipify-perl's warning functions say about one line (the function, the values its warning
+        names), following where each search starts."""
         present: set[bytes] = set()
         for m in self._named_at.finditer(line):
             longest = m.group(1)
             present.update(longest[:k] for k in range(1, len(longest) + 1) if longest[:k] in self._named)
-        said: list[bytes] = []
+        said: list[tuple[str, dict[bytes, bytes]]] = []
         at = {0}
         script = self.script
-        for names, what in ((script.experimental, b"experimental identifier \"%s\" in HIP %s"),
-                            (script.removed, b"removed identifier \"%s\" since %s %s"),
-                            (script.deprecated, b"deprecated identifier \"%s\" since %s %s")):
+        for function, names in (("warnExperimentalFunctions", script.experimental),
+                                ("warnRemovedFunctions", script.removed),
+                                ("warnDeprecatedFunctions", script.deprecated)):
             warned, at = walk_hash(names, line, present, at)
             for f in warned:
-                if what.startswith(b"experimental"):
-                    said.append(what % (f, names[f]))
-                else:
-                    said.append(what % (f, b"CUDNN" if f.lower().startswith(b"cudnn") else b"CUDA", names[f]))
-        for ordered in self._lists:
+                cuda = b"CUDNN" if f.lower().startswith(b"cudnn") else b"CUDA"
+                said.append((function, {b"func": f, b"val": names[f], b"cuda": cuda}))
+        for function, ordered in zip(("warnUnsupportedFunctions", "warnHipOnlyUnsupportedFunctions"), self._lists):
             warned, at = ordered.walk(at, lambda f, pos: find(line, f, pos), present)
-            said += [b"unsupported identifier \"%s\"" % f for f in warned]
+            said += [(function, {b"func": f}) for f in warned]
         device = set(_WORD.findall(line)) & self._unsupported_device.positions.keys()
         warned, at = self._unsupported_device.walk(at, lambda f, pos: device_call(line, f, pos), device)
-        said += [b"unsupported device function \"%s\": %s" % (f, line) for f in warned]
+        said += [("warnUnsupportedDeviceFunctions", {b"func": f}) for f in warned]
         return said
 
     def _left_warnings(self, text: bytes, name: bytes) -> list[bytes]:
@@ -339,25 +329,41 @@ def _trie(words: set[bytes]) -> re.Pattern[bytes]:
     return re.compile(_trie_source(words))
 
 
-def _symbol_args(before: int) -> bytes:
-    """transformHostFunctions' pattern after ``(``: ``before`` arguments, then the symbol and what follows
-    (negative: that many arguments, then one that is dropped)."""
-    count = abs(before)
-    return rb",".join([_ARG] * count) + (rb"," if count else b"") + rb"([\s]*)([^,\)]+)(,\s*|\))" if before else _ARG + rb","
+class _Template:
+    """The text of a Perl string that names variables (``$func``, ``$_``) and escapes (``\\"``), filled in."""
+
+    _PIECE = re.compile(rb"\$(\w+)|\\(.)|([^$\\]+)", re.S)
+
+    def __init__(self, text: str) -> None:
+        self.pieces: list[tuple[bool, bytes]] = []  # (a variable, its name or the text)
+        for m in self._PIECE.finditer(text.encode()):
+            variable, escaped, plain = m.groups()
+            self.pieces.append((True, variable) if variable is not None else (False, escaped or plain))
+
+    def render(self, values: dict[bytes, bytes]) -> bytes:
+        return b"".join(values[text] if variable else text for variable, text in self.pieces)
 
 
-def _symbol(func: str, before: int) -> Callable[[re.Match[bytes]], bytes]:
-    """transformHostFunctions' replacement for one of its patterns."""
-    name = func.encode()
-    if before == 0:
-        return lambda m: name + b"(HIP_SYMBOL(" + m.group(2) + b"),"
-    if before < 0:  # hipModuleOccupancyMaxPotentialBlockSize: the arguments, and what followed the dropped one
-        count = -before
-        return lambda m: name + b"(" + b",".join([m.group(i) for i in range(2, 2 + count)]) + m.group(2 + count + 2)
-    return lambda m: (name + b"(" + b",".join([m.group(i) for i in range(2, 2 + before)]) + b"," + m.group(2 + before)
-                      + b"HIP_SYMBOL(" + m.group(3 + before) + b")" + m.group(4 + before))
+def _perl_pattern(pattern: str, func: bytes) -> bytes:
+    """A pattern of ``transformHostFunctions`` for one function (``$func`` in it), as Python reads it: its
+    syntax (``\\/``, ``(?<!...)``, ``[^,\\)]``, ``\\s``) means the same to both."""
+    return pattern.encode().replace(b"$func", re.escape(func))
 
 
+#: a piece of a Perl replacement: ``$func``, a group (``$2``), an escaped character, or literal text
+_REPLACEMENT_PIECE = re.compile(rb"\$func|\$(\d+)|\\(.)|([^$\\]+)", re.S)
+
+
+def _perl_replacement(replacement: str, func: bytes) -> Callable[[re.Match[bytes]], bytes]:
+    """A replacement of ``transformHostFunctions`` for one function: ``$func``, groups (an unmatched
+    one is empty, as in Perl) and literal text."""
+    pieces: list[bytes | int] = []
+    for m in _REPLACEMENT_PIECE.finditer(replacement.encode()):
+        if m.group(1) is not None:
+            pieces.append(int(m.group(1)))
+        else:
+            pieces.append(func if m.group() == b"$func" else m.group(2) if m.group(2) is not None else m.group(3))
+    return lambda m: b"".join(p if isinstance(p, bytes) else (m.group(p) or b"") for p in pieces)
 
 
 def converter_for(engine: Path) -> Converter | None:

@@ -112,8 +112,13 @@ class HipifyResult:
 
 
 _STAT = re.compile(r"^\s*([A-Z][A-Za-z ]+?)(?: count)?:\s*(\d+)\s*$")
-#: hipify-perl: ``warning: FILE:LINE: unsupported identifier "NAME"`` (then the line itself as ``FILE:#LINE :``)
-_UNSUPPORTED = re.compile(r'^\s*warning:\s*.+?:(\d+):\s*unsupported (?:identifier|device function|\w+) "([^"]+)"')
+#: a warning of hipify-perl's: ``warning: FILE:LINE: ...`` (up to ROCm 6.2; also ``warning: FILE:#LINE : the
+#: line`` for a CUDA name left), or ``FILE:LINE: warning: ...`` (since)
+_WARNING = re.compile(r"^\s*(?:warning:|\S.*?:\d+:\s*warning:)")
+#: its warning of a name it cannot convert: ``warning: FILE:LINE: unsupported identifier "NAME"``, or since
+#: ROCm 6.3 ``FILE:LINE: warning: unsupported HIP identifier: NAME`` (and ``unsupported device function "NAME"``)
+_UNSUPPORTED = re.compile(r'^\s*(?:warning:\s*.+?:(\d+):|.+?:(\d+):\s*warning:)\s*'
+                          r'unsupported (?:[\w ]*?identifier|device function)(?: "([^"]+)"|: (\w+))')
 
 
 #: How long the engine may take over one file, by default (``migrate --engine-timeout``).
@@ -190,11 +195,12 @@ def engine_result(result: HipifyResult, name: str, code: int, stdout: bytes, std
     (:mod:`buildport.source.convert`), which writes what hipify-perl would."""
     path = result.path
     for line in stderr.splitlines():
-        if line.lstrip().lower().startswith("warning:"):  # not the statistics' "WARNINGS: 0"
+        if _WARNING.match(line):  # not the statistics' "WARNINGS: 0"
             result.warnings.append(line.strip())
             unsupported = _UNSUPPORTED.match(line)
             if unsupported:
-                result.unsupported.append((int(unsupported.group(1)), unsupported.group(2)))
+                number, name = unsupported.group(1) or unsupported.group(2), unsupported.group(3) or unsupported.group(4)
+                result.unsupported.append((int(number), name))
         m = _STAT.match(line)
         if m:
             result.stats[m.group(1).strip().lower()] = int(m.group(2))

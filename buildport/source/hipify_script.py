@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Digests of the code (data rows removed, see :func:`code_digest`) of the hipify-perl releases the
-#: built-in engine reproduces: Debian 13's hipify-perl 6.0.2 (HIP 6.0.0).
-KNOWN_CODE = frozenset({"16df2df54b90068f"})
+#: built-in engine reproduces: one for ROCm 5.7 to 6.1 (Debian 13's hipify-perl 6.0.2 among them), one for
+#: ROCm 6.2 and 6.3, whose ``transformHostFunctions`` also casts some arguments to ``const void*`` (6.3 words
+#: its warnings otherwise: the words are data).
+KNOWN_CODE = frozenset({"018d4c9eff610314", "f4277a6d6def778c"})
 
 _SUB_HEAD = re.compile(r"^sub (\w+) \{$", re.M)
 SUBST = re.compile(r'^\s*subst\("((?:[^"\\]|\\.)+)", "((?:[^"\\]|\\.)*)", "(\w+)"\);$', re.M)
@@ -30,6 +32,18 @@ _LISTED = re.compile(r'^\s*,?\s*"(\w+)",?$', re.M)
 _HASHED = re.compile(r'^\s*"(\w+)" => "([\w.]+)",?$', re.M)
 #: a data row of any kind: a ``subst`` call, a list item, a hash pair (what :func:`code_digest` leaves out)
 _DATA = re.compile(r'^\s*(?:subst\(.*\);|,?\s*"[^"]*"(?:\s*=>\s*"[^"]*")?,?)\s*$')
+#: lines of a script that are no part of its conversion: blank lines, and the version ``--version`` prints
+_NOT_CODE = re.compile(r'^\s*$|^\s*print STDERR "HIP version [\d.]+\\n";$')
+#: a warning the script prints of a line (``warning: FILE:LINE: ...`` up to ROCm 6.2, ``FILE:LINE: warning: ...``
+#: since): a template of the file's name, the line's number and what the warning function knows
+_WARNING = re.compile(r'^\s*print STDERR "(?P<template>  (?:warning: )?\$fileName:\$line_num: '
+                      r'(?:[^"\\$]|\\[\\"]|\$(?:func|val|cuda|_)\b)*)\\n";$')
+#: the functions whose warnings the engine writes, each from its template
+WARNING_FUNCTIONS = ("warnUnsupportedDeviceFunctions", "warnExperimentalFunctions", "warnDeprecatedFunctions",
+                     "warnRemovedFunctions", "warnUnsupportedFunctions", "warnHipOnlyUnsupportedFunctions")
+#: one ``foreach $func (NAMES) { $k += s/PATTERN/REPLACEMENT/g; }`` of ``transformHostFunctions``
+_HOST_BLOCK = re.compile(r'foreach \$func \(\n(?P<names>(?:\s*"\w+",?\n)*)\s*\)\n\s*\{\n'
+                         r'\s*\$k \+= s/(?P<pattern>(?:[^/\\\n]|\\.)+)/(?P<replacement>(?:[^/\\\n]|\\.)*)/g;\n\s*\}')
 #: a header row's pattern may hold only these (``.`` is Perl's any character, as it is Python's)
 _HEADER_PATTERN = re.compile(r"[\w./]+")
 
@@ -59,11 +73,21 @@ class HipifyScript:
     supported_device: tuple[bytes, ...]
     whitelist: tuple[bytes, ...]
     digest: str
+    #: ``transformHostFunctions``, in order: (Perl pattern, Perl replacement, the functions it is applied for)
+    host_functions: tuple[tuple[str, str, tuple[bytes, ...]], ...] = ()
+    #: each of :data:`WARNING_FUNCTIONS` → the text of its warning, a Perl string (``$func``, ``$_``...)
+    warnings: dict[str, str] = field(default_factory=dict)
 
 
 def code_digest(text: str) -> str:
-    """The digest of a script's code: every line but the data rows (``subst`` calls, list items, hash pairs)."""
-    code = "\n".join(line for line in text.splitlines() if not _DATA.match(line))
+    """The digest of a script's code: every line but the data rows (``subst`` calls, list items, hash pairs),
+    the interpreter line (``#!/usr/bin/env perl`` upstream, ``#! /usr/bin/perl`` in Debian), blank lines, the
+    version line, and the words of the warnings (read as data: :func:`read_script` checks their form)."""
+    lines = text.splitlines()
+    if lines and lines[0].startswith("#!"):
+        lines = lines[1:]
+    code = "\n".join(line for line in lines
+                     if not _DATA.match(line) and not _NOT_CODE.match(line) and not _WARNING.match(line))
     return hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
@@ -84,6 +108,16 @@ def read_script(text: str) -> HipifyScript | None:
         rows.append(Row(cuda.encode(), hip.encode(), kind))
     if len(rows) != simple.count("subst("):
         return None
+    host_body = bodies.get("transformHostFunctions", "")
+    host = tuple((m["pattern"], m["replacement"], _listed(m["names"])) for m in _HOST_BLOCK.finditer(host_body))
+    if len(host) != host_body.count("foreach") or not all(_plain_substitution(p, r) for p, r, _ in host):
+        return None
+    warnings = {}
+    for name in WARNING_FUNCTIONS:
+        found = [m["template"] for m in map(_WARNING.match, bodies.get(name, "").splitlines()) if m is not None]
+        if len(found) != 1:
+            return None
+        warnings[name] = found[0]
     return HipifyScript(
         rows=tuple(rows),
         experimental=_hash(text, "experimental_funcs"),
@@ -95,7 +129,25 @@ def read_script(text: str) -> HipifyScript | None:
         supported_device=_listed(bodies.get("countSupportedDeviceFunctions", "")),
         whitelist=_listed(_between(text, "@whitelist = (", "\n);")),
         digest=hashlib.sha256(text.encode()).hexdigest()[:16],
+        host_functions=host,
+        warnings=warnings,
     )
+
+
+#: a Perl replacement the engine reads: ``$func``, groups (``$2``), escaped characters, literal text
+_PERL_REPLACEMENT = re.compile(r"(?:\$func|\$\d+|\\.|[^$\\])*", re.S)
+
+
+def _plain_substitution(pattern: str, replacement: str) -> bool:
+    """Whether ``s/pattern/replacement/g`` means the same read as Python's ``re`` (``$func`` put in): no
+    other Perl variable in either, and a pattern ``re`` compiles."""
+    if "$func" not in pattern or re.search(r"\$(?!func\b)", pattern) or not _PERL_REPLACEMENT.fullmatch(replacement):
+        return False
+    try:
+        re.compile(pattern.replace("$func", "f"))
+    except re.error:
+        return False
+    return True
 
 
 def sub_bodies(text: str) -> dict[str, str]:
