@@ -9,6 +9,7 @@ hipify-perl; the slow ones every CUDA source of ``fixtures/`` and 400 larger gen
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -163,6 +164,15 @@ def casting_release(text: str) -> str:
     return text.replace('print STDERR "HIP version 6.0.0\\n";', 'print STDERR "HIP version 6.2.0\\n";')
 
 
+def without_a_version(text: str) -> tuple[str, str]:
+    """The script with the first name of its deprecated hash given no version, as 6.2 names some
+    (``"cuCtxGetSharedMemConfig" => ""``), and that name."""
+    start = text.index("my %deprecated_funcs = (")
+    pair = re.compile(r'^(\s*"(\w+)" => )"[\w.]+"', re.M).search(text, start)
+    assert pair is not None
+    return text[: pair.start()] + pair.group(1) + '""' + text[pair.end() :], pair.group(2)
+
+
 CASTS = [
     b"cudaFuncSetCacheConfig(kernel, cudaFuncCachePreferL1);\n", b"cudaFuncSetAttribute(k<float>, a, n);\n",
     b"cudaFuncSetSharedMemConfig (k,\n  cudaSharedMemBankSizeEightByte);\n", b"cudaFuncGetAttributes(&attr, kernel);\n",
@@ -192,7 +202,8 @@ def test_other_releases_convert_as_their_hipify_perl_does(converter: Converter, 
     if release == "6.0.2 upstream":
         text = "#!/usr/bin/env perl\n\n" + rest
     else:
-        text = casting_release(text) if release == "6.2" else worded_as_6_3(casting_release(text))
+        text, blank = without_a_version(casting_release(text))
+        text = text if release == "6.2" else worded_as_6_3(text)
         assert text.count("$fileName:$line_num: warning:") == (7 if release == "6.3 wording" else 0)  # the -roc one too
     assert first.startswith("#!") and code_digest(text) in KNOWN_CODE
     script = read_script(text)
@@ -204,12 +215,15 @@ def test_other_releases_convert_as_their_hipify_perl_does(converter: Converter, 
     built = converter_for(engine)
     assert built is not None
     sources = EDGES + CASTS + generated(script, 40, seed=62)
+    if release != "6.0.2 upstream":
+        sources.append(blank.encode() + b"(&c); // deprecated, no version\n")
     work = tmp_path / "work"
     work.mkdir()
     found, fell_back, _untouched = differences(built, sources, work, engine=engine)
     assert found == []
     assert fell_back < len(sources) // 4
-    if release != "6.0.2 upstream":  # the casts are made
+    if release != "6.0.2 upstream":  # the casts are made, and a version left empty is printed empty
+        assert script.deprecated[blank.encode()] == b""
         casted = built.convert(CASTS[0], "a.cu")
         assert casted is not None and b"reinterpret_cast<const void*>(kernel)" in casted.output
 

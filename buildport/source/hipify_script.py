@@ -29,7 +29,9 @@ KNOWN_CODE = frozenset({"018d4c9eff610314", "f4277a6d6def778c"})
 _SUB_HEAD = re.compile(r"^sub (\w+) \{$", re.M)
 SUBST = re.compile(r'^\s*subst\("((?:[^"\\]|\\.)+)", "((?:[^"\\]|\\.)*)", "(\w+)"\);$', re.M)
 _LISTED = re.compile(r'^\s*,?\s*"(\w+)",?$', re.M)
-_HASHED = re.compile(r'^\s*"(\w+)" => "([\w.]+)",?$', re.M)
+_HASHED = re.compile(r'^\s*"(\w+)" => "([\w.]*)",?$', re.M)  # the version may be empty (ROCm 6.2)
+_PAIR = re.compile(r'^\s*"[^"]*"\s*=>', re.M)
+_ITEM = re.compile(r'^\s*,?\s*"[^"]*",?\s*$', re.M)
 #: a data row of any kind: a ``subst`` call, a list item, a hash pair (what :func:`code_digest` leaves out)
 _DATA = re.compile(r'^\s*(?:subst\(.*\);|,?\s*"[^"]*"(?:\s*=>\s*"[^"]*")?,?)\s*$')
 #: lines of a script that are no part of its conversion: blank lines, and the version ``--version`` prints
@@ -109,7 +111,14 @@ def read_script(text: str) -> HipifyScript | None:
     if len(rows) != simple.count("subst("):
         return None
     host_body = bodies.get("transformHostFunctions", "")
-    host = tuple((m["pattern"], m["replacement"], _listed(m["names"])) for m in _HOST_BLOCK.finditer(host_body))
+    try:
+        host = tuple((m["pattern"], m["replacement"], _listed(m["names"])) for m in _HOST_BLOCK.finditer(host_body))
+        hashes = [_hash(text, name) for name in ("experimental_funcs", "removed_funcs", "deprecated_funcs")]
+        lists = [_listed(bodies.get(name, "")) for name in (
+            "warnUnsupportedFunctions", "warnHipOnlyUnsupportedFunctions", "warnUnsupportedDeviceFunctions",
+            "countSupportedDeviceFunctions")] + [_listed(_between(text, "@whitelist = (", "\n);"))]
+    except ValueError:
+        return None
     if len(host) != host_body.count("foreach") or not all(_plain_substitution(p, r) for p, r, _ in host):
         return None
     warnings = {}
@@ -120,14 +129,14 @@ def read_script(text: str) -> HipifyScript | None:
         warnings[name] = found[0]
     return HipifyScript(
         rows=tuple(rows),
-        experimental=_hash(text, "experimental_funcs"),
-        removed=_hash(text, "removed_funcs"),
-        deprecated=_hash(text, "deprecated_funcs"),
-        unsupported=_listed(bodies.get("warnUnsupportedFunctions", "")),
-        hip_only_unsupported=_listed(bodies.get("warnHipOnlyUnsupportedFunctions", "")),
-        unsupported_device=_listed(bodies.get("warnUnsupportedDeviceFunctions", "")),
-        supported_device=_listed(bodies.get("countSupportedDeviceFunctions", "")),
-        whitelist=_listed(_between(text, "@whitelist = (", "\n);")),
+        experimental=hashes[0],
+        removed=hashes[1],
+        deprecated=hashes[2],
+        unsupported=lists[0],
+        hip_only_unsupported=lists[1],
+        unsupported_device=lists[2],
+        supported_device=lists[3],
+        whitelist=lists[4],
         digest=hashlib.sha256(text.encode()).hexdigest()[:16],
         host_functions=host,
         warnings=warnings,
@@ -166,12 +175,22 @@ def _between(text: str, start: str, end: str) -> str:
 
 
 def _listed(body: str) -> tuple[bytes, ...]:
-    return tuple(name.encode() for name in _LISTED.findall(body))
+    """The items of the lists in ``body``; one of a form this reader does not know makes it raise
+    :class:`ValueError` (the script then goes to hipify-perl rather than lose an item)."""
+    names = _LISTED.findall(body)
+    if len(names) != len(_ITEM.findall(body)):
+        raise ValueError("a list item this reader does not know")
+    return tuple(name.encode() for name in names)
 
 
 def _hash(text: str, name: str) -> dict[bytes, bytes]:
+    """The pairs of the hash ``name``; a pair of a form this reader does not know makes it raise
+    :class:`ValueError` (the script then goes to hipify-perl rather than lose a row)."""
     body = _between(text, f"my %{name} = (", "\n);")
-    return {key.encode(): value.encode() for key, value in _HASHED.findall(body)}
+    pairs = _HASHED.findall(body)
+    if len(pairs) != len(_PAIR.findall(body)):
+        raise ValueError(f"a row of %{name} this reader does not know")
+    return {key.encode(): value.encode() for key, value in pairs}
 
 
 
