@@ -7,7 +7,7 @@ Both must give the same stdout and the same stderr, byte for byte; a file the bu
 (no engine needed) must come out of hipify-perl unchanged and without a word. Prints the counts and each
 engine's throughput in the same run; exits 1 when a file differs.
 
-    python benchmarks/hipify_diff.py DIR [DIR ...] [--git-dir REPO.git [--under PATH]] [--limit N] [--jobs N]
+    python benchmarks/hipify_diff.py DIR [DIR ...] [--git-dir REPO.git [--under PATH]] [--skip N] [--limit N] [--jobs N]
 """
 
 from __future__ import annotations
@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--under", default="", help="with --git-dir: only this folder of the tree")
     parser.add_argument("--engine", type=Path, default=Path("/usr/local/bin/hipify-perl"))
     parser.add_argument("--limit", type=int, default=0, help="at most this many files")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N files (a run that goes on from another)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="hipify-perl runs at once")
     parser.add_argument("--max-lines", type=int, default=0, help="only files of at most this many lines")
     parser.add_argument("--suffixes", default=",".join(SUFFIXES), help="the file name endings compared")
@@ -117,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [item for item in source
                   if item[0].endswith(suffixes) and not (args.max_lines and item[1].count(b"\n") > args.max_lines)]
         files += chosen[: args.per_folder] if args.per_folder else chosen
+    files = files[args.skip :]
     if args.limit:
         files = files[: args.limit]
     if args.built_in_only:
