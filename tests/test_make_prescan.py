@@ -394,3 +394,10 @@ def test_an_inert_assignment_is_one_the_port_leaves_alone(name: str, words: list
             result = port_make(text, "Makefile", facts=facts)
         # (a platform-detecting name is reported by its own pass, whatever the value)
         assert result.text == text and [f.rule for f in result.findings if f.rule != "make-platform"] == []
+
+
+def test_every_kind_of_line_the_port_reads_has_one_handler() -> None:
+    from buildport.passes.make import HANDLERS
+    from buildport.syntax.make_nodes import SELECTABLE
+
+    assert set(HANDLERS) == set(SELECTABLE)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import pairwise
 from dataclasses import dataclass, field
 
@@ -49,6 +49,7 @@ from buildport.syntax.make_nodes import (
     Expansion,
     Include,
     Line,
+    Other,
     RecipeLine,
     Rule,
 )
@@ -158,32 +159,71 @@ def port_lines(ctx: MakeContext) -> None:
         offsets.sort()
 
     for line in tree.lines_at(offsets, SELECTABLE):
-        if isinstance(line, Conditional):
-            ctx.depth += {"endif": -1, "else": 0}.get(line.directive, 1)
-        if isinstance(line, Assignment):
-            _assignment(ctx, line)
-        elif isinstance(line, RecipeLine):
-            _command(ctx, line.command)
-        elif isinstance(line, Rule):
-            if line.recipe is not None:
-                _command(ctx, line.recipe)
-            _plain(ctx, line.prerequisites)
-        elif isinstance(line, Expansion):
-            if not _foreach_eval(ctx, line) and scan.hot(line.span.start, line.span.end):
-                _plain(ctx, line.span)
-        elif isinstance(line, Define):
-            _define(ctx, line, scan)
-        elif isinstance(line, Include):
-            if scan.hot(line.span.start, line.span.end):
-                _plain(ctx, line.files)
-            if PLATFORM_HINTS.search(line.text_of(line.files)):
-                ctx.report(line.start, "make-platform", Severity.WARNING,
-                           f"includes {line.text_of(line.files).strip()}, which finds CUDA libraries",
-                           "remove it once the build links ROCm libraries")
-        elif isinstance(line, (Conditional, Directive)):
-            if scan.hot(line.span.start, line.span.end):
-                _plain(ctx, line.arguments)
+        HANDLERS[type(line)](ctx, line, scan)
     _host_compiles(ctx)
+
+
+def _on_assignment(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, Assignment)
+    _assignment(ctx, line)
+
+
+def _on_recipe_line(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, RecipeLine)
+    _command(ctx, line.command)
+
+
+def _on_rule(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, Rule)
+    if line.recipe is not None:
+        _command(ctx, line.recipe)
+    _plain(ctx, line.prerequisites)
+
+
+def _on_expansion(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, Expansion)
+    if not _foreach_eval(ctx, line) and scan.hot(line.span.start, line.span.end):
+        _plain(ctx, line.span)
+
+
+def _on_define(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, Define)
+    _define(ctx, line, scan)
+
+
+def _on_include(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, Include)
+    if scan.hot(line.span.start, line.span.end):
+        _plain(ctx, line.files)
+    if PLATFORM_HINTS.search(line.text_of(line.files)):
+        ctx.report(line.start, "make-platform", Severity.WARNING,
+                   f"includes {line.text_of(line.files).strip()}, which finds CUDA libraries",
+                   "remove it once the build links ROCm libraries")
+
+
+def _on_conditional(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, Conditional)
+    ctx.depth += {"endif": -1, "else": 0}.get(line.directive, 1)
+    _on_directive(ctx, line, scan)
+
+
+def _on_directive(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    assert isinstance(line, (Conditional, Directive))
+    if scan.hot(line.span.start, line.span.end):
+        _plain(ctx, line.arguments)
+
+
+def _on_other(ctx: MakeContext, line: Line, scan: Prescan) -> None:
+    """A line make would refuse (kept as it is: the parser reports what it must)."""
+
+
+#: What ports each kind of line :func:`port_lines` reads (every kind of ``SELECTABLE``), the handler of
+#: each kind in one place, as the CMake passes each read the commands they port.
+HANDLERS: dict[type[Line], Callable[[MakeContext, Line, Prescan], None]] = {
+    Assignment: _on_assignment, RecipeLine: _on_recipe_line, Rule: _on_rule, Expansion: _on_expansion,
+    Define: _on_define, Include: _on_include, Conditional: _on_conditional, Directive: _on_directive,
+    Other: _on_other,
+}
 
 
 #: A CUDA runtime library on a link line (what a host linker linking it says of the host code).
