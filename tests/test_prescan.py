@@ -290,3 +290,14 @@ def test_one_switch_turns_every_skip_off_for_both_languages() -> None:
         assert Prescan(plain_make).hits is None and Names(plain_make).hits is None
         assert not hint_free(plain_make) and may_hold_rule_words(plain_make)
     assert skipping() and not may_need_cmake_port(plain_cmake)
+
+
+@pytest.mark.parametrize("text", [
+    "include(${PROJECT_SOURCE_DIR}/cmake/Flags.cmake)\nadd_library(${targetname} STATIC ${sources} ${headers})\n",
+    "# CUDA kernels are added elsewhere\nadd_executable(app ${SOURCES})\n",
+])
+def test_a_target_of_variables_in_a_file_without_cuda_is_left_alike_without_skipping(text: str) -> None:
+    """Whether a file names CUDA decides if a target's .cu sources from variables are marked: a rule's
+    question, which skipping switched off must not answer otherwise (InfiniTAM's SetLibTarget.cmake)."""
+    skipping, full = _full_and_skipping(text)
+    assert skipping == full == (text, [])

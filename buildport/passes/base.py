@@ -14,7 +14,7 @@ from buildport.passes.cmake_args import value_of
 from buildport.passes.cmake_edit import Edits
 from buildport.findings import Finding, Severity
 from buildport.options import Options
-from buildport.prescan import may_need_cmake_port, spans_with_trigger
+from buildport.prescan import has_cmake_trigger, may_need_cmake_port, skipping, spans_with_trigger
 from buildport.rules.cmake import CUDA_SUFFIXES, TARGET_COMMANDS, TARGET_KEYWORDS
 from buildport.syntax.cmake import CMakeFile, Command, Leaf
 
@@ -122,6 +122,15 @@ class Context:
             mentions = self._mentions_by_start()
             self._cuda = [c for c in self.tree.commands() if mentions[c.start]]
         return self._present(self._cuda)
+
+    def names_cuda(self) -> bool:
+        """Whether a command of the file (one no earlier pass removed) holds a word some rule fires on: what a
+        rule asks of the file, so the same with skipping switched off (:func:`buildport.prescan.disabled`),
+        where :meth:`cuda_commands` lists every command."""
+        if skipping():
+            return bool(self.cuda_commands())
+        text = self.tree.text
+        return any(has_cmake_trigger(text[c.start : c.end]) for c in self.commands())
 
     def text_holds(self, word: str) -> bool:
         """Whether the file's original text holds ``word``: searched once per file, not once per command."""

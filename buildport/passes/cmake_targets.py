@@ -157,7 +157,7 @@ def _globs_cu(ctx: Context, sources: list[Leaf]) -> bool:
 
 def _gpu_file(ctx: Context, command: Command) -> bool:
     """A legacy CUDA target, or a target in a file with CUDA in it (not every C++ target of a project)."""
-    return command.identifier.startswith("cuda_") or bool(ctx.cuda_commands())
+    return command.identifier.startswith("cuda_") or ctx.names_cuda()
 
 
 def library_replacement(lib: Library, hip_target: bool | None) -> str | None:
