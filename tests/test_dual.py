@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from buildport.dual import is_dual
 from buildport.dual.cmake import dual_cmake
@@ -400,3 +402,25 @@ def test_the_top_project_declares_the_switch_where_only_a_module_it_includes_cha
     assert projected(top, "CUDA") == (root / "app" / "CMakeLists.txt").read_text()
     changed = [c["path"] for c in json.loads((out / "migration.json").read_text())["changed"]]
     assert "app/CMakeLists.txt" in changed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=6), min_size=0, max_size=12), st.integers(0, 60),
+       st.integers(0, 60), st.none() | st.integers(0, 70))
+def test_statements_are_found_by_offset_as_a_scan_of_all_finds_them(gaps: list[int], low: int, span: int,
+                                                                    where: int | None) -> None:
+    """The binary search of the statements a region touches gives what a scan of every statement gives."""
+    from buildport.dual.groups import _Units
+
+    units, at = [], 0
+    for gap in gaps:  # statements in order, none overlapping, some touching
+        start = at + gap % 3
+        units.append((start, start + 1 + gap))
+        at = start + 1 + gap
+    high = low + span
+    found = _Units(units)
+    expected = [u for u in units if u[0] < high and u[1] > low or (where is not None and u[0] <= where < u[1])]
+    assert found.touching(low, high, where) == expected
+    assert found.inside(low) == any(s < low < e for s, e in units)
+    if where is not None:
+        assert found.inside(where) == any(s < where < e for s, e in units)

@@ -8,6 +8,7 @@ the language: a CMake command (which may span lines), a logical make line (with 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -37,6 +38,34 @@ class Group:
         return text[self.new_start : self.new_end]
 
 
+class _Units:
+    """The statements of a text (in order, none overlapping), looked up by offset with a binary search."""
+
+    __slots__ = ("units", "starts", "ends")
+
+    def __init__(self, units: Sequence[Unit]) -> None:
+        self.units = units
+        self.starts = [u[0] for u in units]
+        self.ends = [u[1] for u in units]
+
+    def inside(self, at: int) -> bool:
+        """Whether ``at`` falls strictly inside a statement (not at its edges)."""
+        i = bisect_left(self.starts, at) - 1  # the last statement that starts before ``at``
+        return i >= 0 and self.ends[i] > at
+
+    def touching(self, low: int, high: int, point: int | None = None) -> list[Unit]:
+        """The statements that overlap ``[low, high)``, and the one holding ``point`` (if any), in order."""
+        first = bisect_right(self.ends, low)  # the first statement that ends after ``low``
+        stop = high
+        if point is not None:
+            j = bisect_right(self.starts, point) - 1  # a statement holding the point starts at or before it
+            if j >= 0 and self.ends[j] > point:
+                first = min(first, j)
+            stop = max(stop, point + 1)
+        return [u for u in self.units[first : bisect_left(self.starts, stop)]
+                if u[0] < high and u[1] > low or point is not None and u[0] <= point < u[1]]
+
+
 def line_start(text: str, at: int) -> int:
     return text.rfind("\n", 0, at) + 1
 
@@ -53,16 +82,17 @@ def groups(old: str, new: str, regions: Sequence[Region], units: Sequence[Unit],
     overlapping another (``touching``: nor touching). ``units``: the statements of ``old``, in order (see
     the module's note)."""
     found: list[Group] = []
+    statements = _Units(units)
     for region in regions:
         start, end, new_start, new_end = region
         if start == end and _at_line_start(old, start) and new[new_start:new_end].endswith("\n") \
-                and not any(s < start < e for s, e in units):
+                and not statements.inside(start):
             found.append(Group(start, start, regions=[region]))  # whole lines inserted between statements
             continue
         low = line_start(old, start)
         high = end if end > start and _at_line_start(old, end) else line_end(old, max(start, end - 1) if end > start
                                                                                    else start)
-        touched = [u for u in units if u[0] < high and u[1] > low or (start == end and u[0] <= start < u[1])]
+        touched = statements.touching(low, high, start if start == end else None)
         for unit_start, unit_end in touched:
             low, high = min(low, line_start(old, unit_start)), max(high, unit_end)
         found.append(Group(low, high, units=touched, regions=[region]))
@@ -89,9 +119,7 @@ def trimmed(group: Group, old: str, new: str, units: Sequence[Unit] = ()) -> Gro
     after one it kept), never cutting a statement of ``units`` (a continued line); units and regions are
     kept as they were."""
     start, end, new_start, new_end = group.start, group.end, group.new_start, group.new_end
-
-    def inside(at: int) -> bool:
-        return any(s < at < e for s, e in units)
+    inside = _Units(units).inside
 
     while start < end and new_start < new_end:
         a, b = line_end(old, start), line_end(new, new_start)
