@@ -156,3 +156,19 @@ def test_source_names_written_with_cmake_escapes_are_the_files_they_name(tmp_pat
         "a b.cu": "", "c$d.cu": "", 'e"f.cu': "", "g;h.cu": "", "plain.cu": "",
     })  # fmt: skip
     assert _found(tmp_path) == {"a b.cu", "c$d.cu", 'e"f.cu', "g;h.cu"}
+
+
+def test_paths_made_by_get_filename_component_are_followed(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "get_filename_component(ROOT ${CMAKE_CURRENT_SOURCE_DIR} REALPATH)\n"
+                          "add_subdirectory(src)\n",
+        "src/CMakeLists.txt": "get_filename_component(LIB_ROOT ${CMAKE_CURRENT_SOURCE_DIR}/.. REALPATH)\n"
+                              "get_filename_component(KERNELS kernels ABSOLUTE)\n"
+                              "get_filename_component(HERE ${LIB_ROOT}/src/lib/x.cu DIRECTORY)\n"
+                              "get_filename_component(NAME ${LIB_ROOT}/src/lib/more.cu NAME_WE)\n"
+                              "get_filename_component(UP ../other ABSOLUTE BASE_DIR ${ROOT}/src)\n"
+                              "set(SRC ${LIB_ROOT}/src/lib/a.cu ${KERNELS}/k.cu ${HERE}/${NAME}.cu ${UP}/o.cu)\n"
+                              "add_library(lib ${SRC})\n",
+        "src/lib/a.cu": "", "src/kernels/k.cu": "", "src/lib/more.cu": "", "other/o.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"src/lib/a.cu", "src/kernels/k.cu", "src/lib/more.cu", "other/o.cu"}

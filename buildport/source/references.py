@@ -142,6 +142,10 @@ class _CMakeReader:
             variables[values[0]] = _set_values(values[1:])
         elif name == "list" and len(values) > 2 and values[0] in ("APPEND", "PREPEND"):
             variables.setdefault(values[1], []).extend(values[2:])
+        elif name == "get_filename_component" and len(values) > 2:
+            component = _filename_component(values, here, variables)
+            if component is not None:
+                variables[values[0]] = [component]
         elif name == "file" and len(values) > 2 and values[0] in ("GLOB", "GLOB_RECURSE"):
             hits = self._glob(values, here, variables, origin)
             variables[values[1]] = [str(hit) for hit in hits]
@@ -217,6 +221,39 @@ class _CMakeReader:
             if candidate.is_file() and inside(candidate, self.root):
                 return candidate
         return None
+
+
+def _filename_component(values: list[str], here: Path, variables: dict[str, list[str]]) -> str | None:
+    """``get_filename_component(VAR FILE MODE [BASE_DIR DIR])`` as CMake computes it, for the modes that
+    name a path (``ABSOLUTE``, ``REALPATH``, ``DIRECTORY``/``PATH``) or a part of one (``NAME``,
+    ``NAME_WE``, ``EXT``...); None where ``FILE`` is not known here (a variable this reader lacks)."""
+    written, mode = values[1], values[2]
+    full = _substitute(written, variables)
+    if full is None:
+        return None
+    if mode in ("ABSOLUTE", "REALPATH"):
+        base = here
+        if len(values) > 4 and values[3] == "BASE_DIR":
+            given = _substitute(values[4], variables)
+            if given is None:
+                return None
+            base = Path(given) if Path(given).is_absolute() else here / given
+        path = Path(full) if Path(full).is_absolute() else base / full
+        return str(path.resolve()) if mode == "REALPATH" else os.path.normpath(path)
+    name = full.rstrip("/").rsplit("/", 1)[-1]
+    if mode in ("DIRECTORY", "PATH"):
+        return full.rstrip("/").rsplit("/", 1)[0] if "/" in full.rstrip("/") else ""
+    if mode == "NAME":
+        return name
+    if mode in ("NAME_WE", "EXT"):  # the longest extension: from the first dot
+        stem, dot, extension = name.partition(".")
+        return stem if mode == "NAME_WE" else dot + extension
+    if mode in ("NAME_WLE", "LAST_EXT"):  # the last extension
+        stem, dot, extension = name.rpartition(".")
+        if not dot:
+            stem, extension = name, ""
+        return stem if mode == "NAME_WLE" else dot + extension
+    return None
 
 
 _MAX_DEPTH = 32
