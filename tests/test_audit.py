@@ -114,6 +114,8 @@ POSITIVE = [
     ("build-cuda-library", CMAKE, "set(EXTRA libcudart.so)\n", "libcudart", False),
     ("build-cuda-name", CMAKE, "option(USE_CUDA \"gpu\" ON)\n", "USE_CUDA", False),
     ("build-cuda-name", CMAKE, "cuda_add_cublas_to_target(t)\n", "cuda_add_cublas_to_target", True),
+    ("build-cuda-name", CMAKE, "set(V ${WITH_CUDA}.0 lib/${WITH_CUDA}/x)\n", "WITH_CUDA", False),
+    ("build-cuda-name", MAKE, "X := $(WITH_CUDA).$(EXT)\n", "WITH_CUDA", False),
     ("setup-py-nvcc-flag", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], extra_compile_args={"nvcc": ["-O3", "--use_fast_math"]})\n',
      '"--use_fast_math"', True),
     ("setup-py-arch", PYTHON, _EXT + 'CUDAExtension("e", ["e.cu"], extra_compile_args={"nvcc": ["-arch=sm_80"]})\n',
@@ -152,6 +154,10 @@ NOOP = [
     ("build-cuda-library", MAKE, "LIBS := -lcudaimage\n"),
     ("build-cuda-name", CMAKE, "add_library(cuda_utils a.cpp)\n"),
     ("build-cuda-name", MAKE, "NVCCFLAGS := -O2\n"),
+    # the project's own files and folders named with CUDA (FLAMEGPU2's source lists)
+    ("build-cuda-name", CMAKE, "set(H ${ROOT}/include/detail/CUDAScatter.cuh src/CUDA/k.cpp CUDAAgent.h)\n"),
+    ("build-cuda-name", CMAKE, "include(${ROOT}/cmake/CUDAArchitectures.cmake)\n"),
+    ("build-cuda-name", MAKE, "OBJS := obj/CUDAKernels.o\n"),
     ("make-library", MAKE, "LIBS := -lm -lpthread\n"),
     ("make-compiler", MAKE, "a: a.c\n\tgcc -o a a.c\n"),
     ("make-c-source", MAKE, "x.o: x.c\n\tgcc -c x.c\n"),  # no GPU compiler anywhere

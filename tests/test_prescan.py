@@ -246,6 +246,9 @@ def _reference_residue_hits(code: str) -> list[tuple[str, int, str]]:
                 or (word.lower().startswith("cuda_") and code[m.end():m.end() + 64].lstrip(" \t").startswith("("))
             ):
                 continue
+            if rule == "build-cuda-name" and (code[m.start() - 1 : m.start()] == "/" or regex.match(
+                    r"/|\.[A-Za-z]\w*(?![\w$({])", code[m.end():])):
+                continue  # a part of a path: a folder, or a file with its extension
             if any(a < m.end() and m.start() < b for a, b in claimed):
                 continue
             claimed.append(m.span())

@@ -274,6 +274,8 @@ _WORD_REST = re.compile(r"\w*")
 
 
 _NAME_HEAD = re.compile(r"[A-Za-z_]")
+#: What follows a word that is part of a path: a folder separator, or a file's extension.
+_FILE_PART = re.compile(r"/|\.[A-Za-z]\w*(?![\w$({])")
 
 
 def _cuda_names(code: str) -> Iterator[tuple[int, int]]:
@@ -300,8 +302,11 @@ def _cuda_names(code: str) -> Iterator[tuple[int, int]]:
 
 
 def _cuda_name(code: str, start: int, end: int) -> bool:
-    """An upper-case CUDA/NVCC name, or a ``cuda_*`` command call (not a lower-case target name)."""
+    """An upper-case CUDA/NVCC name, or a ``cuda_*`` command call (not a lower-case target name); never a
+    part of a path (``detail/CUDAScatter.cuh``, ``src/CUDA/``, ``CUDAKernels.cu``: the project's own files)."""
     word = code[start:end]
+    if start and code[start - 1] == "/" or _FILE_PART.match(code, end):
+        return False
     if CUDA_WORD.search(word):
         return True
     return word.lower().startswith("cuda_") and code[end:end + 64].lstrip(" \t").startswith("(")
