@@ -540,7 +540,7 @@ def test_an_unchanged_outcome_crosses_from_a_worker_as_an_empty_tuple(tmp_path: 
         outcome = port._port_one(str(path), source, Options())
         packed = port._pack_outcome(outcome)
         assert (packed == ()) == (path == plain)
-        back = port._unpack_outcome((str(path), source, None), packed)
+        back = port._unpack_outcome(str(path), source, packed)
         assert back.result is not None and outcome.result is not None
         assert (back.path, back.error, back.result.text, back.result.findings, back.result.packages, back.result.changed) == (
             outcome.path, outcome.error, outcome.result.text, outcome.result.findings, outcome.result.packages,

@@ -90,6 +90,8 @@ def makefile_facts(
 def _parts(files: list[tuple[str, SourceText]], workers: Workers | None) -> list["FileFacts | None"]:
     """What each file says on its own (None for one that cannot be read or parsed: reported when
     its own turn comes)."""
+    if not files:
+        return []  # every scope's facts were kept: the make parser is not loaded
     tasks: list[tuple[str, str | None]] = []
     for path, source in files:
         try:
