@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--under", default="", help="with --git-dir: only this folder of the tree")
     parser.add_argument("--engine", type=Path, default=Path("/usr/local/bin/hipify-perl"))
     parser.add_argument("--limit", type=int, default=0, help="at most this many files")
+    parser.add_argument("--min-lines", type=int, default=0, help="only files of more than this many lines")
     parser.add_argument("--skip", type=int, default=0, help="leave out the first N files (a run that goes on from another)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="hipify-perl runs at once")
     parser.add_argument("--max-lines", type=int, default=0, help="only files of at most this many lines")
@@ -116,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     files = []
     for source in sources:
         chosen = [item for item in source
-                  if item[0].endswith(suffixes) and not (args.max_lines and item[1].count(b"\n") > args.max_lines)]
+                  if item[0].endswith(suffixes) and not (args.max_lines and item[1].count(b"\n") > args.max_lines)
+                  and item[1].count(b"\n") > args.min_lines]
         files += chosen[: args.per_folder] if args.per_folder else chosen
     files = files[args.skip :]
     if args.limit:
