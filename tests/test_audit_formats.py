@@ -207,24 +207,37 @@ def test_github_annotations_escape_what_a_workflow_command_reads() -> None:
 
 
 def test_sarif_fixes_rewrite_whole_lines_as_the_port_does(tmp_path: Path) -> None:
-    """A finding whose replacement is the rewritten line carries a SARIF fix: the line's region and the new
-    line, which applied to the file give the ported line; a finding that replaces a span it does not measure
-    carries none."""
+    """Every fixable finding whose line the rewrite changes carries a SARIF fix: the line's region and the
+    line the port writes, which applied to the file give the ported line, whether the finding's replacement
+    is that line or names only its own text (a flag, a compiler: the fix still rewrites the whole line)."""
     from buildport.engine import port_make
 
-    text = "NVCC = nvcc\nFLAGS = -std=c++11 --default-stream per-thread -g\n\napp: a.cu\n\t$(NVCC) $(FLAGS) -o $@ $<\n"
+    text = ("NVCC = nvcc\nFLAGS = -std=c++11 --default-stream per-thread -g\nLIBS = -lcublas -lm\n\n"
+            "app: a.cu\n\t$(NVCC) $(FLAGS) -o $@ $< $(LIBS)\n")
     (tmp_path / "Makefile").write_text(text)
-    data = to_sarif(audit([str(tmp_path)]), tmp_path)
+    report = audit([str(tmp_path)])
+    data = to_sarif(report, tmp_path)
     jsonschema.Draft4Validator(sarif_schema()).validate(data)
-    fixed = [r for r in data["runs"][0]["results"] if "fixes" in r]
-    assert len(fixed) == 1 and all(r["properties"]["fixable"] for r in fixed)
-    [change] = fixed[0]["fixes"][0]["artifactChanges"]
-    assert change["artifactLocation"] == {"uri": "Makefile", "uriBaseId": "%SRCROOT%"}
-    [replacement] = change["replacements"]
-    region = replacement["deletedRegion"]
+    results = data["runs"][0]["results"]
+    fixed = [r for r in results if "fixes" in r]
+    assert all(r["properties"]["fixable"] for r in fixed)
     lines = text.split("\n")
-    line = lines[region["startLine"] - 1]
-    assert region == {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": len(line) + 1}
-    new = replacement["insertedContent"]["text"]
     ported = port_make(text, str(tmp_path / "Makefile")).text.splitlines()  # (the toolchain lines come on top)
-    assert new != line and new.startswith("FLAGS = ") and new in ported and line not in ported
+    rewritten = set()
+    for result in fixed:
+        [change] = result["fixes"][0]["artifactChanges"]
+        assert change["artifactLocation"] == {"uri": "Makefile", "uriBaseId": "%SRCROOT%"}
+        [replacement] = change["replacements"]
+        region = replacement["deletedRegion"]
+        line = lines[region["startLine"] - 1]
+        assert region == {"startLine": result["locations"][0]["physicalLocation"]["region"]["startLine"],
+                          "startColumn": 1, "endLine": region["startLine"], "endColumn": len(line) + 1}
+        new = replacement["insertedContent"]["text"]
+        assert new != line and new in ported and line not in ported
+        rewritten.add(line)
+    # the flags line (its finding's replacement is the line) and the library's (the finding names -lhipblas)
+    assert {"FLAGS = -std=c++11 --default-stream per-thread -g", "LIBS = -lcublas -lm"} <= rewritten
+    spans = [f for a in report.files for f in a.line_fixes]
+    assert any(f.replacement == "-lhipblas" for f in spans)
+    unfixed = [r for r in results if r["properties"]["fixable"] and "fixes" not in r]
+    assert all(lines[r["locations"][0]["physicalLocation"]["region"]["startLine"] - 1] in ported for r in unfixed)

@@ -76,6 +76,7 @@ COMMANDS = {
     "cmake-check": ["cmake", "--check", "-v", "."],
     "make-print": ["make", "."],
     "audit-json": ["audit", "--format", "json", "."],
+    "audit-sarif": ["audit", "--format", "sarif", "."],  # its fixes: what a cached audit keeps of each line
 }
 
 

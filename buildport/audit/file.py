@@ -57,6 +57,8 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None,
         if finding.fixable and not finding.replacement and derived is not None:
             finding = dataclasses.replace(finding, replacement=derived)
             audited.line_scoped.add(finding)
+        elif finding.fixable and derived is not None:
+            audited.line_fixes[finding] = derived  # the finding names its text; the line is what a fix writes
         audited.findings.append(finding)
     quiet = left_alone(result) or kind == PYTHON
     for finding in [] if quiet else residue(text, path, kind, result.findings, changes):
@@ -64,8 +66,7 @@ def audit_text(text: str, path: str, kind: str, facts: MakeFacts | None = None,
         if finding.fixable and changes.get(finding.line) is not None:
             audited.line_scoped.add(finding)
     silenced = suppressions(text)
-    audited.findings = sorted((f for f in audited.findings if not is_silenced(silenced, f)), key=Finding.sort_key)
-    audited.line_scoped &= set(audited.findings)
+    audited.keep_only(sorted((f for f in audited.findings if not is_silenced(silenced, f)), key=Finding.sort_key))
     return audited
 
 

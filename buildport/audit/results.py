@@ -29,6 +29,16 @@ class FileAudit:
     kind: str
     findings: list[Finding] = field(default_factory=list)
     line_scoped: set[Finding] = field(default_factory=set)
+    #: The fixable findings that name the text they write in a line (``-lhipblas``), each with the whole line
+    #: the rewrite puts in place of theirs ("" when the line goes): what a SARIF fix replaces the line with.
+    line_fixes: dict[Finding, str] = field(default_factory=dict)
+
+    def keep_only(self, findings: list[Finding]) -> None:
+        """``findings`` (a subset of this file's) become its findings, with what is known of each."""
+        self.findings = findings
+        kept = set(findings)
+        self.line_scoped &= kept
+        self.line_fixes = {f: line for f, line in self.line_fixes.items() if f in kept}
 
     @property
     def fixable(self) -> int:

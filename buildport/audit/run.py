@@ -48,8 +48,7 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
         if outcome is None or outcome.path in left_out:
             continue
         if rules.select or rules.ignore:
-            outcome.findings = [f for f in outcome.findings if rules.wants(f.rule)]
-            outcome.line_scoped &= set(outcome.findings)
+            outcome.keep_only([f for f in outcome.findings if rules.wants(f.rule)])
         report.files.append(outcome)
     report.files.sort(key=lambda a: a.path)
     if index is not None:
@@ -157,7 +156,8 @@ def _to_json(audited: FileAudit | None) -> dict[str, object]:
         return {"cuda": False}
     return {"path": audited.path, "kind": audited.kind,
             "findings": [finding_to_json(f) for f in audited.findings],
-            "scoped": [i for i, f in enumerate(audited.findings) if f in audited.line_scoped]}
+            "scoped": [i for i, f in enumerate(audited.findings) if f in audited.line_scoped],
+            "lines": [[i, audited.line_fixes[f]] for i, f in enumerate(audited.findings) if f in audited.line_fixes]}
 
 
 def _from_json(data: object) -> tuple[bool, FileAudit | None]:
@@ -169,7 +169,8 @@ def _from_json(data: object) -> tuple[bool, FileAudit | None]:
     try:
         findings = findings_from_json(data["findings"])
         scoped = {findings[int(i)] for i in data["scoped"]}
-        return True, FileAudit(str(data["path"]), str(data["kind"]), findings, scoped)
+        lines = {findings[int(i)]: str(line) for i, line in data["lines"]}
+        return True, FileAudit(str(data["path"]), str(data["kind"]), findings, scoped, lines)
     except (KeyError, TypeError, ValueError, IndexError):
         return False, None
 

@@ -193,7 +193,10 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
     """The report as one SARIF 2.1.0 run; ``root`` (default: the working directory) is ``%SRCROOT%``."""
     base = (root or Path.cwd()).resolve()
     findings = report.findings
-    scoped = {f for audited in report.files for f in audited.line_scoped}  # fixes that rewrite whole lines
+    # what a fix writes in place of a finding's line: the finding's replacement (it is the line), or the line
+    # the rewrite writes where the finding names only its own text
+    fixes = {f: f.replacement for audited in report.files for f in audited.line_scoped}
+    fixes.update((f, line) for audited in report.files for f, line in audited.line_fixes.items())
     artifacts: dict[str, dict[str, str]] = {}  # path → its location: resolved once, not once per finding
     lines: dict[str, list[str]] = {}  # path → its lines, read once, for the fingerprints
     rule_ids = sorted({f.rule for f in findings})
@@ -209,7 +212,7 @@ def to_sarif(report: AuditReport, root: Path | None = None) -> dict[str, Any]:
             "executionSuccessful": not report.errors,
             "toolExecutionNotifications": [_notification(error, base, artifacts) for error in report.errors],
         }],
-        "results": [_sarif_result(f, index[f.rule], base, artifacts, lines, f in scoped) for f in findings],
+        "results": [_sarif_result(f, index[f.rule], base, artifacts, lines, fixes.get(f)) for f in findings],
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -275,7 +278,7 @@ def _fingerprint(f: Finding, lines: dict[str, list[str]]) -> str:
 
 
 def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, dict[str, str]],
-                  lines: dict[str, list[str]], whole_line: bool = False) -> dict[str, Any]:
+                  lines: dict[str, list[str]], new_line: str | None = None) -> dict[str, Any]:
     text = f.message + (f" ({f.suggestion})" if f.suggestion else "")
     if f.fixable and f.replacement:
         text += f" Auto-fixable: buildport writes `{f.replacement}`."
@@ -292,7 +295,7 @@ def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, 
         "partialFingerprints": {"buildportLine/v1": fingerprint},
         "properties": {"fixable": f.fixable},
     }
-    fix = _line_fix(f, lines.get(f.path, [])) if whole_line and f.fixable else None
+    fix = _line_fix(f.line, new_line, lines.get(f.path, [])) if new_line is not None and f.fixable else None
     if fix is not None:
         out["fixes"] = [{"description": {"text": f"buildport rewrites line {f.line}"}, "artifactChanges": [{
             "artifactLocation": out["locations"][0]["physicalLocation"]["artifactLocation"],
@@ -301,18 +304,18 @@ def _sarif_result(f: Finding, rule_index: int, base: Path, artifacts: dict[str, 
     return out
 
 
-def _line_fix(f: Finding, lines: list[str]) -> dict[str, Any] | None:
-    """A SARIF replacement of the finding's whole line by the line the rewrite writes (``replacement``; empty:
-    the line goes, with its end); None where the file's line is not known."""
-    if not 0 < f.line <= len(lines):
+def _line_fix(line: int, new_line: str, lines: list[str]) -> dict[str, Any] | None:
+    """A SARIF replacement of a finding's whole line by the line the rewrite writes (``new_line``; empty: the
+    line goes, with its end); None where the file's line is not known."""
+    if not 0 < line <= len(lines):
         return None
-    if f.replacement:
-        region = {"startLine": f.line, "startColumn": 1, "endLine": f.line, "endColumn": len(lines[f.line - 1]) + 1}
-    elif f.line < len(lines):
-        region = {"startLine": f.line, "startColumn": 1, "endLine": f.line + 1, "endColumn": 1}
+    if new_line:
+        region = {"startLine": line, "startColumn": 1, "endLine": line, "endColumn": len(lines[line - 1]) + 1}
+    elif line < len(lines):
+        region = {"startLine": line, "startColumn": 1, "endLine": line + 1, "endColumn": 1}
     else:
         return None  # the last line goes: SARIF has no column past its end to name
-    return {"deletedRegion": region, "insertedContent": {"text": f.replacement}}
+    return {"deletedRegion": region, "insertedContent": {"text": new_line}}
 
 
 def _artifact(path: str, base: Path) -> dict[str, str]:
