@@ -10,7 +10,7 @@ from buildport.passes.nvcc import is_nvcc_only, split_flag
 from buildport.passes.base import Context
 from buildport.rules.cmake import (
     COMPILER_IDS, FLAG_COMMANDS, FLAG_VARIABLES, GENEX_RENAMES, LANGUAGE_GENEX, LEGACY_SWITCHES,
-    REPORTED_VARIABLES, VARIABLES,
+    REPORTED_VARIABLES, VARIABLE_FAMILIES, VARIABLES,
 )
 from buildport.rules.libraries import WORD_RENAMES
 from buildport.rules.paths import CUDA_ENV_VARS, CUDA_ROOT_LITERAL, ROCM_DEFAULT, SUBPATHS
@@ -86,7 +86,7 @@ _VALUED = frozenset({"value", "arch", "xcompiler", "xlinker"})
 
 
 def _is_flag_list(variable: str, args: list[Leaf]) -> bool:
-    if variable in FLAG_VARIABLES:
+    if variable in FLAG_VARIABLES or _family_member(variable) is not None:
         return True
     for arg in args:
         quote, content, _ = inner(arg.value)
@@ -412,7 +412,7 @@ def renamed(ctx: Context, text: str, at: int) -> str:
     if "CUDA" not in text and "cuda" not in text and "NVIDIA" not in text:
         return text
     new = text
-    bare = VARIABLES.get(text)
+    bare = VARIABLES.get(text) or _family_member(text)
     if bare:  # the variable named as a word: set(CMAKE_CUDA_FLAGS ...), if(CUDA_FOUND)
         new = bare
     elif text in REPORTED_VARIABLES:  # if(CUDAToolkit_VERSION VERSION_LESS 11): the CUDA branch is no guide
@@ -422,11 +422,24 @@ def renamed(ctx: Context, text: str, at: int) -> str:
     for cuda, hip in WORD_RENAMES.items():  # -DTHRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_CUDA
         new = new.replace(cuda, hip)
     new = rename_refs(new, lambda kind, name: _ref(ctx, at, kind, name))
+    new = _FAMILY_REFERENCE.sub(lambda m: m.group(1) + VARIABLE_FAMILIES[m.group(2)], new)  # ${CUDA_NVCC_FLAGS_${C}}
     new = _genex(new)
     new = _paths(new)
     if "${ROCM_PATH}" in new and new != text:
         ctx.facts.uses_rocm_path = True
     return new
+
+
+#: A reference to a member of a variable family, its name computed or not: ``${CUDA_NVCC_FLAGS_${CONFIG}}``.
+_FAMILY_REFERENCE = re.compile(r"(\$\{)(" + "|".join(map(re.escape, VARIABLE_FAMILIES)) + r")(?=[\w$])")
+#: A member of a variable family named as a word: ``CUDA_NVCC_FLAGS_PROFILE``, ``CUDA_NVCC_FLAGS_${CONFIG}``.
+_FAMILY_WORD = re.compile("(" + "|".join(map(re.escape, VARIABLE_FAMILIES)) + r")((?:\w|\$\{\w+\})+)")
+
+
+def _family_member(name: str) -> str | None:
+    """The new name of a member of a variable family (see :data:`VARIABLE_FAMILIES`); None for another name."""
+    m = _FAMILY_WORD.fullmatch(name)
+    return None if m is None else VARIABLE_FAMILIES[m.group(1)] + m.group(2)
 
 
 def _ref(ctx: Context, at: int, kind: str, name: str) -> str | None:

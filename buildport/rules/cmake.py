@@ -153,7 +153,13 @@ COMPILER_IDS: dict[str, str] = {"NVIDIA": "Clang"}
 FLAG_COMMANDS: frozenset[str] = frozenset({
     "target_compile_options", "add_compile_options", "target_link_options", "add_link_options",
 })
-#: Variables that hold nvcc flags (string or list).
+#: Variable families: every name that begins with a key, whatever follows (a configuration the project names
+#: itself, ``CUDA_NVCC_FLAGS_PROFILE``; a reference that computes it, ``${CUDA_NVCC_FLAGS_${CONFIG}}``), is
+#: renamed with the value in the key's place, so that the family stays one (FindCUDA read
+#: ``CUDA_NVCC_FLAGS_<CONFIG>`` for every configuration). Its members hold nvcc flags.
+VARIABLE_FAMILIES: dict[str, str] = {"CUDA_NVCC_FLAGS_": "HIP_COMPILE_OPTIONS_"}
+
+#: Variables that hold nvcc flags (string or list); also every member of :data:`VARIABLE_FAMILIES`.
 FLAG_VARIABLES: frozenset[str] = frozenset(
     {f"CMAKE_CUDA_FLAGS{c}" for c in _CONFIGS} | {f"CUDA_NVCC_FLAGS{c}" for c in _CONFIGS[:5]}
     | {f"CMAKE_HIP_FLAGS{c}" for c in _CONFIGS} | {f"HIP_COMPILE_OPTIONS{c}" for c in _CONFIGS[:5]}
