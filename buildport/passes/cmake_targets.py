@@ -160,6 +160,10 @@ def _gpu_file(ctx: Context, command: Command) -> bool:
     return command.identifier.startswith("cuda_") or ctx.names_cuda()
 
 
+#: Commands that evaluate no generator expression: a library target is named plainly in them.
+_NO_GENEX = frozenset({"if", "elseif", "else", "endif", "while", "endwhile", "message", "option", "foreach"})
+
+
 def library_replacement(lib: Library, hip_target: bool | None) -> str | None:
     """What a CUDA library becomes in a link list; ``""`` removes it, ``None`` keeps it."""
     if lib.runtime:
@@ -198,7 +202,7 @@ class Libraries:
                                    f"{arg.value}: the path of a CUDA library file, kept",
                                    "point it at the ROCm library's file, or link the ROCm package's target")
                     else:
-                        self._embedded(ctx, arg)
+                        self._embedded(ctx, arg, name in _NO_GENEX)
                     path_slot = name in ("set_target_properties", "set_property") and bool(
                         _PATH_PROPERTY.match(value_of(arg.value)))
 
@@ -241,8 +245,9 @@ class Libraries:
             ctx.report(arg.start, "cmake-library", Severity.INFO, f"{text} → {new or '(nothing: HIP target)'}",
                        fixable=True, replacement=new)
 
-    def _embedded(self, ctx: Context, arg: Leaf) -> None:
-        """CUDA targets and legacy variables inside any argument, e.g. in set(LIBS ...)."""
+    def _embedded(self, ctx: Context, arg: Leaf, plain: bool = False) -> None:
+        """CUDA targets and legacy variables inside any argument, e.g. in set(LIBS ...); ``plain``: in a
+        command that evaluates no generator expression (a condition, a message), a target is named plainly."""
         text = ctx.edits.text_of(arg)
         if arg.type == "BRACKET_ARG":
             return  # literal text
@@ -251,13 +256,13 @@ class Libraries:
 
         def target(m: re.Match[str]) -> str:
             lib = BY_TARGET.get(m.group(0).lower())
-            return self._use(ctx, arg, lib, m.group(0))
+            return self._use(ctx, arg, lib, m.group(0), plain)
 
         def legacy(kind: str, name: str) -> str | None:
             if kind:
                 return None
             lib = BY_LEGACY_VAR.get(name)
-            return None if lib is None else self._use(ctx, arg, lib, f"${{{name}}}")
+            return None if lib is None else self._use(ctx, arg, lib, f"${{{name}}}", plain)
 
         def link_flag(m: re.Match[str]) -> str:
             lib = BY_LINK_NAME.get(m.group("name"))
@@ -274,10 +279,12 @@ class Libraries:
         if new != text:
             ctx.edits.replace(arg, new)
 
-    def _use(self, ctx: Context, arg: Leaf, lib: Library | None, original: str) -> str:
+    def _use(self, ctx: Context, arg: Leaf, lib: Library | None, original: str, plain: bool = False) -> str:
         if lib is None:
             return original
         new = library_replacement(lib, None)
+        if plain and new and new.startswith("$<"):
+            new = lib.rocm_target  # if(TARGET ...), message(...): CMake reads no generator expression there
         if new is None:
             ctx.report(arg.start, "cmake-library-unported", Severity.WARNING, f"{original}: {lib.note}",
                        "port the code that uses it by hand")
