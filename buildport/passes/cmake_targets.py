@@ -539,6 +539,9 @@ class Architectures:
         introducer = ctx.facts.hip_introduced_at
         for command in ctx.cuda_commands():
             args = command.arguments()
+            if command.identifier not in BUILTIN_COMMANDS:
+                self._given_to_a_function(ctx, command, args)
+                continue
             if not _writes_cuda_architectures(command.identifier, [a.value for a in args[:2]]):
                 continue
             if (command.identifier == "set" and introducer is not None and command.start < introducer.start
@@ -552,6 +555,20 @@ class Architectures:
                        f"({';'.join(ctx.options.targets)}), overridable with -DCMAKE_HIP_ARCHITECTURES=...",
                        fixable=True)
         self._emptied_blocks(ctx)
+
+    @staticmethod
+    def _given_to_a_function(ctx: Context, command: Command, args: list[Leaf]) -> None:
+        """``detect_architectures(CMAKE_CUDA_ARCHITECTURES)``: a function of the project's that is given the
+        NVIDIA list's name may set it (to compute capabilities): renamed, it would put them in HIP's list.
+        The name stays the NVIDIA list's, which HIP does not read, and a person is told."""
+        for arg in args:
+            if arg.value == "CMAKE_CUDA_ARCHITECTURES":
+                ctx.facts.kept.add(arg.start)
+                ctx.report(arg.start, "cmake-architectures", Severity.WARNING,
+                           f"{command.identifier}() is given CMAKE_CUDA_ARCHITECTURES, which it may set to NVIDIA "
+                           "architectures: kept, as HIP reads CMAKE_HIP_ARCHITECTURES "
+                           f"({';'.join(ctx.options.targets)})",
+                           "if the function chooses the GPU targets, make it choose AMD ones for HIP")
 
     @staticmethod
     def _emptied_blocks(ctx: Context) -> None:

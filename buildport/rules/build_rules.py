@@ -97,9 +97,11 @@ RULES: tuple[BuildRule, ...] = (
     BuildRule("cmake-property", "CUDA target property", INFO, "cmake", "yes",
               "`CUDA_STANDARD`, `CUDA_ARCHITECTURES`, `CUDA_SEPARABLE_COMPILATION` and other CUDA properties map "
               "to HIP properties or flags, or are dropped.", "CMake target properties"),
-    BuildRule("cmake-architectures", "CUDA architecture list", INFO, "cmake", "yes",
+    BuildRule("cmake-architectures", "CUDA architecture list", INFO, "cmake", "varies",
               "`CMAKE_CUDA_ARCHITECTURES` names NVIDIA GPUs; the port writes an overridable "
-              "`CMAKE_HIP_ARCHITECTURES` cache list of AMD targets.", "CMake CMAKE_HIP_ARCHITECTURES"),
+              "`CMAKE_HIP_ARCHITECTURES` cache list of AMD targets. Where the project's own function is given "
+              "the NVIDIA list to fill, the list keeps its name and a person decides (a warning).",
+              "CMake CMAKE_HIP_ARCHITECTURES"),
     BuildRule("cmake-arch-flag", "NVIDIA architecture in flags", INFO, "cmake", "yes",
               "`-arch=sm_XX`/`-gencode` in compile flags are dropped; `CMAKE_HIP_ARCHITECTURES` chooses the AMD "
               "targets.", "nvcc documentation, GPU code generation options"),
