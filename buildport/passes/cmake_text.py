@@ -392,6 +392,12 @@ class Names:
                            "CMAKE_CUDA_COMPILER set in the project; removed",
                            "the HIP compiler (ROCm's clang++) is chosen with -DCMAKE_HIP_COMPILER when configuring")
                 continue
+            if command.identifier in ("set", "get_filename_component") and args and not _sets_rocm_root(ctx, command):
+                ctx.facts.kept.add(args[0].start)
+                ctx.report(args[0].start, "cmake-cuda-variable", Severity.WARNING,
+                           f"{args[0].value}: the project sets CUDA's root itself; kept under its CUDA name, so that "
+                           "it does not overwrite ROCM_PATH, HIP's root, which the port finds",
+                           "point the code that reads it at ROCm, or drop it")
             for arg in args:
                 self._argument(ctx, arg)
 
@@ -403,6 +409,38 @@ class Names:
         if new != text:
             ctx.edits.replace(arg, new)
             ctx.report(arg.start, "cmake-name", Severity.INFO, f"{text} → {new}", fixable=True, replacement=new)
+
+
+def _sets_rocm_root(ctx: Context, command: Command) -> bool:
+    """Whether a set() or get_filename_component() that writes a CUDA root variable (which the port renames
+    ROCM_PATH) is not one (True), or sets it to what is ROCm's root once renamed: CUDA's usual place
+    (``/usr/local/cuda``) or another CUDA root variable. A CUDA root set otherwise (a compiler's folder, a
+    folder of the project's, a subfolder of CUDA's install, an environment variable that may be unset)
+    would overwrite ROCM_PATH, which the port finds: False."""
+    args = command.arguments()
+    if VARIABLES.get(args[0].value) != "ROCM_PATH":
+        return True
+    if command.identifier != "set":
+        return False  # get_filename_component(CUDA_DIR ...): computed from something else
+    values = []
+    for arg in args[1:]:
+        value = value_of(arg.value)
+        if value in ("CACHE", "PARENT_SCOPE"):
+            break
+        values.append(value.rstrip("/"))
+    if len(values) != 1:
+        return False
+    value = values[0]
+    reference = _WHOLE_REFERENCE.fullmatch(value)
+    if reference is not None:
+        kind, name = reference.groups()
+        return kind is None and VARIABLES.get(name) == "ROCM_PATH"
+    root = CUDA_ROOT_LITERAL.search(value)
+    return root is not None and root.start() == 0 and root.end() == len(value)
+
+
+#: A value that is one reference: ``${CUDA_PATH}``, ``$ENV{CUDA_HOME}``.
+_WHOLE_REFERENCE = re.compile(r"\$(ENV)?\{(\w+)\}")
 
 
 def renamed(ctx: Context, text: str, at: int) -> str:
