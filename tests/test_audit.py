@@ -149,6 +149,10 @@ NOOP = [
     ("build-nvcc", CMAKE, "set(DOC [=[nvcc docs]=])\n"),
     ("build-nvcc", CMAKE, "#[[\nnvcc\n]]\nadd_library(a a.cpp)\n"),
     ("build-nvcc", MAKE, "TOOL := mynvcc-wrapper\n"),
+    # what make prints is prose (llm.c): $(info ...), ${warning ...}, $(error ...), nested references included
+    ("build-nvcc", MAKE, "ifeq ($(GPU),)\n    $(info nvcc not found, skipping the GPU build)\nendif\n"),
+    ("build-cuda-arch", MAKE, "X := 1\n${warning built for sm_80 with $(notdir $(CC))}\n"),
+    ("build-nvcc", MAKE, "$(error nvcc (the CUDA compiler) is needed: $(CUDA_HOME)/bin/nvcc)\n"),
     ("build-cuda-path", CMAKE, "set(P /usr/local/cudax)\n"),
     ("build-cuda-arch", CMAKE, "set(X ism_80 sm_8)\n"),
     ("build-cuda-library", MAKE, "LIBS := -lcudaimage\n"),

@@ -316,10 +316,15 @@ def code_only(text: str, kind: str) -> str:
     """``text`` with its comments blanked out (newlines kept), so offsets still match.
 
     CMake: ``#`` outside a quoted argument starts a line comment, ``#[[``/``#[=[``
-    a bracket comment. make: an unescaped ``#`` starts a comment to the line end.
+    a bracket comment; a message()'s arguments are prose. make: an unescaped ``#`` starts a comment
+    to the line end; the text of ``$(info ...)``, ``$(warning ...)`` and ``$(error ...)`` is prose.
     """
     if kind != CMAKE:
-        return _blanked(text, [m.span() for m in _MAKE_COMMENT.finditer(text) if m.group(1) is None])
+        prose = [m.span() for m in _MAKE_COMMENT.finditer(text) if m.group(1) is None]
+        if "$" in text:
+            prose += [(m.end(), _make_close(text, m.end(), m.group(1))) for m in _MAKE_MESSAGE.finditer(text)]
+            prose.sort()
+        return _blanked(text, prose)
     spans: list[tuple[int, int]] = []
     i = 0
     search = _CMAKE_SPECIAL.search
@@ -340,6 +345,28 @@ def code_only(text: str, kind: str) -> str:
 #: What :func:`code_only` stops at outside a quoted argument: a quoted argument (to its closing quote,
 #: escapes passed over; to the end if unclosed), an escape, a bracket's opening, a ``#``.
 _CMAKE_SPECIAL = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*\\?"?|\\[\s\S]?|\[=*\[|#')
+
+
+#: make: a function that prints its text, ``$(info ...)``, ``${warning ...}``, ``$(error ...)`` (group 1: the bracket).
+_MAKE_MESSAGE = re.compile(r"\$([({])(?:info|warning|error)[ \t]")
+
+
+def _make_close(text: str, start: int, opening: str) -> int:
+    """The offset of the bracket that closes a make function whose text starts at ``start`` (``opening``:
+    its bracket; the same brackets nest inside it, as make reads them); the line's end if unclosed."""
+    closing = ")" if opening == "(" else "}"
+    depth = 1
+    for at in range(start, len(text)):
+        c = text[at]
+        if c == opening:
+            depth += 1
+        elif c == closing:
+            depth -= 1
+            if depth == 0:
+                return at
+        elif c == "\n" and text[at - 1 : at] != "\\":
+            return at
+    return len(text)
 
 
 #: make: an escaped character (group 1), or a comment to the line's end.
