@@ -97,8 +97,9 @@ def translate(
             value = words[i + 1]
             span = 2
         replacement = _apply(flag, value, words[i], result, i, clang)
-        if flag.void_with and any(split_flag(word)[0] in _named(flag.void_with) for word in words):
-            replacement = []  # -G -lineinfo: -g -O0 alone
+        if flag.void_with and any(word in flag.void_with or split_flag(word)[0] in _named(flag.void_with)
+                                  for word in words):
+            replacement = []  # -G -lineinfo: -g -O0 alone; -g -lineinfo: -g alone
         if flag.action == "arch":
             result.architectures.extend(n for n in arch_numbers(value or "") if n not in result.architectures)
             chosen = arch_for(value or "") if arch_for is not None else None
