@@ -76,7 +76,7 @@ class Converter:
         self._symbols = [(re.compile(_perl_pattern(pattern, func)), _perl_replacement(replacement, func))
                          for pattern, replacement, funcs in script.host_functions for func in funcs]
         self._symbol_search = _trie({func for _, _, funcs in script.host_functions for func in funcs})
-        self._said = {function: _Template(text) for function, text in script.warnings.items()}
+        self._said = {function: _PerlString(text) for function, text in script.warnings.items()}
 
     def untouched(self, data: bytes) -> bool:
         """Whether hipify-perl leaves ``data`` as it is and says nothing about it: no name or header of its
@@ -329,10 +329,12 @@ def _trie(words: set[bytes]) -> re.Pattern[bytes]:
     return re.compile(_trie_source(words))
 
 
-class _Template:
-    """The text of a Perl string that names variables (``$func``, ``$_``) and escapes (``\\"``), filled in."""
+class _PerlString:
+    """The text of a Perl string (a warning's words, a substitution's replacement), its variables filled in:
+    ``$func``, ``$_``, a match's group ``$2`` (digits only: ``$3HIP_SYMBOL`` is ``$3`` and text, as in
+    Perl); an escaped character (``\\"``, ``\\(``) is itself."""
 
-    _PIECE = re.compile(rb"\$(\w+)|\\(.)|([^$\\]+)", re.S)
+    _PIECE = re.compile(rb"\$(\d+|[A-Za-z_]\w*)|\\(.)|([^$\\]+)", re.S)
 
     def __init__(self, text: str) -> None:
         self.pieces: list[tuple[bool, bytes]] = []  # (a variable, its name or the text)
@@ -341,7 +343,8 @@ class _Template:
             self.pieces.append((True, variable) if variable is not None else (False, escaped or plain))
 
     def render(self, values: dict[bytes, bytes]) -> bytes:
-        return b"".join(values[text] if variable else text for variable, text in self.pieces)
+        """The text, each variable its value (one without, as an unmatched group in Perl, empty)."""
+        return b"".join(values.get(text, b"") if variable else text for variable, text in self.pieces)
 
 
 def _perl_pattern(pattern: str, func: bytes) -> bytes:
@@ -350,20 +353,10 @@ def _perl_pattern(pattern: str, func: bytes) -> bytes:
     return pattern.encode().replace(b"$func", re.escape(func))
 
 
-#: a piece of a Perl replacement: ``$func``, a group (``$2``), an escaped character, or literal text
-_REPLACEMENT_PIECE = re.compile(rb"\$func|\$(\d+)|\\(.)|([^$\\]+)", re.S)
-
-
 def _perl_replacement(replacement: str, func: bytes) -> Callable[[re.Match[bytes]], bytes]:
-    """A replacement of ``transformHostFunctions`` for one function: ``$func``, groups (an unmatched
-    one is empty, as in Perl) and literal text."""
-    pieces: list[bytes | int] = []
-    for m in _REPLACEMENT_PIECE.finditer(replacement.encode()):
-        if m.group(1) is not None:
-            pieces.append(int(m.group(1)))
-        else:
-            pieces.append(func if m.group() == b"$func" else m.group(2) if m.group(2) is not None else m.group(3))
-    return lambda m: b"".join(p if isinstance(p, bytes) else (m.group(p) or b"") for p in pieces)
+    """A replacement of ``transformHostFunctions`` for one function: ``$func``, the match's groups."""
+    text = _PerlString(replacement)
+    return lambda m: text.render({b"func": func, **{b"%d" % i: group for i, group in enumerate(m.groups(), 1) if group}})
 
 
 def converter_for(engine: Path) -> Converter | None:
