@@ -204,7 +204,8 @@ def skipping() -> bool:
 @contextmanager
 def disabled() -> Iterator[None]:
     """Run every pass over everything, CMake and make alike, as if each file, command and line held a
-    word a rule looks for: to check that skipping changes nothing (``tests/test_skipping.py``)."""
+    word a rule looks for: to check that skipping changes nothing (``tests/test_prescan.py``,
+    ``tests/test_make_prescan.py``, ``benchmarks/differential.py --port``)."""
     before, SKIPPING.off = SKIPPING.off, True
     try:
         yield

@@ -322,7 +322,7 @@ def code_only(text: str, kind: str) -> str:
     if kind != CMAKE:
         prose = [m.span() for m in _MAKE_COMMENT.finditer(text) if m.group(1) is None]
         if "$" in text:
-            prose += [(m.end(), _make_close(text, m.end(), m.group(1))) for m in _MAKE_MESSAGE.finditer(text)]
+            prose += [_make_message(text, m) for m in _MAKE_MESSAGE.finditer(text)]
             prose.sort()
         return _blanked(text, prose)
     spans: list[tuple[int, int]] = []
@@ -351,22 +351,20 @@ _CMAKE_SPECIAL = re.compile(r'"[^"\\]*(?:\\[\s\S][^"\\]*)*\\?"?|\\[\s\S]?|\[=*\[
 _MAKE_MESSAGE = re.compile(r"\$([({])(?:info|warning|error)[ \t]")
 
 
-def _make_close(text: str, start: int, opening: str) -> int:
-    """The offset of the bracket that closes a make function whose text starts at ``start`` (``opening``:
-    its bracket; the same brackets nest inside it, as make reads them); the line's end if unclosed."""
-    closing = ")" if opening == "(" else "}"
-    depth = 1
-    for at in range(start, len(text)):
-        c = text[at]
-        if c == opening:
-            depth += 1
-        elif c == closing:
-            depth -= 1
-            if depth == 0:
-                return at
-        elif c == "\n" and text[at - 1 : at] != "\\":
-            return at
-    return len(text)
+def _make_message(text: str, m: re.Match[str]) -> tuple[int, int]:
+    """The text of a make function that prints it (``m``: its head, :data:`_MAKE_MESSAGE`): to the bracket
+    that closes it, as make nests references (:func:`~buildport.syntax.make_words.skip_reference`), or to
+    the end of its logical line if none does."""
+    from buildport.syntax.make_words import skip_reference
+
+    line_end = m.end()
+    while (line_end := text.find("\n", line_end)) > 0 and text[line_end - 1] == "\\":
+        line_end += 1  # a continued line
+    if line_end < 0:
+        line_end = len(text)
+    end = skip_reference(text, m.start(), line_end)
+    closer = ")" if m.group(1) == "(" else "}"
+    return m.end(), end - 1 if text[end - 1 : end] == closer else end
 
 
 #: make: an escaped character (group 1), or a comment to the line's end.
