@@ -8,12 +8,20 @@ Both must give the same stdout and the same stderr, byte for byte; a file the bu
 engine's throughput in the same run; exits 1 when a file differs.
 
     python benchmarks/hipify_diff.py DIR [DIR ...] [--git-dir REPO.git [--under PATH]] [--skip N] [--limit N] [--jobs N]
+
+A corpus of thousands of files costs hours of hipify-perl: ``--ledger FILE`` keeps a line per file compared
+(the content's digest, the script's, the verdict) and a later run leaves out the contents that file already
+holds for the same script, so a long comparison goes on across runs and a file met twice (a copy in another
+project) is converted once. ``--cuda-only`` keeps the CUDA sources: ``.cu``/``.cuh`` files and every other
+file the built-in engine would change.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -92,7 +100,8 @@ def git_sources(git_dir: Path, under: str) -> Iterator[tuple[str, bytes]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="*", type=Path)
-    parser.add_argument("--git-dir", type=Path, help="a (bare) git repository: its HEAD's sources")
+    parser.add_argument("--git-dir", type=Path, action="append", default=[],
+                        help="a (bare) git repository: its HEAD's sources (may be given more than once)")
     parser.add_argument("--under", default="", help="with --git-dir: only this folder of the tree")
     parser.add_argument("--engine", type=Path, default=Path("/usr/local/bin/hipify-perl"))
     parser.add_argument("--limit", type=int, default=0, help="at most this many files")
@@ -105,14 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--built-in-only", action="store_true",
                         help="run the built-in engine alone: its throughput, and how many files it hands back")
     parser.add_argument("--quiet", action="store_true", help="no line per file that differs or fell back")
+    parser.add_argument("--ledger", type=Path, help="a JSON-lines file of the files compared: read to leave them out, appended to")
+    parser.add_argument("--cuda-only", action="store_true",
+                        help=".cu/.cuh files and the other files the built-in engine changes, not the rest")
     args = parser.parse_args(argv)
     converter = converter_for(args.engine)
     if converter is None:
         print(f"{args.engine}: not a hipify-perl whose code the built-in engine knows", file=sys.stderr)
         return 2
     sources: list[Iterator[tuple[str, bytes]]] = [folder_sources(f) for f in args.folders]
-    if args.git_dir:
-        sources.append(git_sources(args.git_dir, args.under))
+    sources += [git_sources(git_dir, args.under) for git_dir in args.git_dir]
     suffixes = tuple(args.suffixes.split(","))
     files = []
     for source in sources:
@@ -120,6 +131,10 @@ def main(argv: list[str] | None = None) -> int:
                   if item[0].endswith(suffixes) and not (args.max_lines and item[1].count(b"\n") > args.max_lines)
                   and item[1].count(b"\n") > args.min_lines]
         files += chosen[: args.per_folder] if args.per_folder else chosen
+    if args.cuda_only:
+        files = [(where, data) for where, data in files if where.endswith((".cu", ".cuh")) or not converter.untouched(data)]
+    script = hashlib.sha256(args.engine.read_bytes()).hexdigest()[:16]
+    files = _unseen(files, args.ledger, script)
     files = files[args.skip :]
     if args.limit:
         files = files[: args.limit]
@@ -136,9 +151,12 @@ def main(argv: list[str] | None = None) -> int:
             verdict, detail, mine, theirs = compare(converter, args.engine, Path(where).name, data, Path(scratch))
         return where, verdict, detail, mine, theirs
 
+    files_data = dict(files)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for where, verdict, detail, mine, theirs in pool.map(one, range(len(files))):
             counts[verdict] += 1
+            if args.ledger:
+                _record(args.ledger, where, files_data[where], script, verdict, detail, theirs)
             times["built-in"] += mine
             times["hipify-perl"] += theirs
             if verdict == "fell back":
@@ -156,6 +174,34 @@ def main(argv: list[str] | None = None) -> int:
           f"hipify-perl {times['hipify-perl']:.2f} s (one process a file), {rates['hipify-perl']:.4f} MB/s; "
           f"ratio {rates['built-in'] / rates['hipify-perl']:.0f}x")
     return 1 if counts["DIFFERENT"] else 0
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+def _unseen(files: list[tuple[str, bytes]], ledger: Path | None, script: str) -> list[tuple[str, bytes]]:
+    """``files`` less the contents ``ledger`` holds for ``script`` and less a second copy of one content."""
+    seen: set[str] = set()
+    if ledger and ledger.exists():
+        for line in ledger.read_text().splitlines():
+            entry = json.loads(line)
+            if entry["script"] == script:
+                seen.add(entry["content"])
+    kept = []
+    for where, data in files:
+        digest = _digest(data)
+        if digest not in seen:
+            seen.add(digest)
+            kept.append((where, data))
+    return kept
+
+
+def _record(ledger: Path, where: str, data: bytes, script: str, verdict: str, detail: str, seconds: float) -> None:
+    entry = {"content": _digest(data), "script": script, "file": where, "lines": data.count(b"\n"),
+             "bytes": len(data), "verdict": verdict, "detail": detail[:300], "hipify_perl_seconds": round(seconds, 3)}
+    with ledger.open("a") as out:
+        out.write(json.dumps(entry) + "\n")
 
 
 def _built_in_only(converter: Converter, files: list[tuple[str, bytes]]) -> int:

@@ -6,6 +6,7 @@ reported missing, and that the tables have their rows.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,26 @@ def test_hipify_diff_compares_the_engines_on_a_tiny_folder(tmp_path: Path) -> No
     assert "files compared: 2" in done.stdout
     assert "identical: 1" in done.stdout and "untouched: 1" in done.stdout and "DIFFERENT: 0" in done.stdout
     assert "MB/s" in done.stdout
+
+
+def test_hipify_diff_ledger_goes_on_where_a_run_stopped(tmp_path: Path) -> None:
+    """A second run with the same ledger compares nothing again; a copy of a content is compared once;
+    --cuda-only leaves out a C++ file with nothing to convert."""
+    corpus = tmp_path / "corpus"
+    (corpus / "copy").mkdir(parents=True)
+    kernel = "#include <cuda_runtime.h>\nint main() { cudaDeviceSynchronize(); }\n"
+    (corpus / "a.cu").write_text(kernel)
+    (corpus / "copy" / "b.cu").write_text(kernel)
+    (corpus / "host.cpp").write_text("#include <cuda_runtime.h>\nvoid f() { cudaFree(0); }\n")
+    (corpus / "plain.cpp").write_text("int helper() { return 1; }\n")
+    script = BENCH.parent / "hipify_diff.py"
+    ledger = tmp_path / "ledger.jsonl"
+    command = [sys.executable, str(script), str(corpus), "--cuda-only", "--ledger", str(ledger), "--jobs", "1"]
+    first = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
+    assert "files compared: 2" in first.stdout and "identical: 2" in first.stdout
+    entries = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert sorted(Path(e["file"]).name for e in entries) == ["a.cu", "host.cpp"]
+    assert {e["verdict"] for e in entries} == {"identical"} and all(e["lines"] == 2 for e in entries)
+    again = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
+    assert "files compared: 0" in again.stdout
+    assert len(ledger.read_text().splitlines()) == 2
