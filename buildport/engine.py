@@ -16,11 +16,11 @@ from buildport.passes.cmake_edit import Edits
 from buildport.passes.text_edits import regions
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts, Options
-from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts
+from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts, run_passes
 from buildport.passes.cmake_project import FindHip, FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
-from buildport.passes.cmake_tools import ToolCommands
+from buildport.passes.cmake_tools import FindPrograms, ToolCommands
 from buildport.prescan import may_need_cmake_port, names_cuda_beyond_flags
 from buildport.dual import is_dual
 from buildport.rules.python import MARKER
@@ -46,6 +46,7 @@ CMAKE_PASSES: tuple[Pass, ...] = (
     Properties(),
     Architectures(),
     CustomCommands(),
+    FindPrograms(),
     ToolCommands(),
     Flags(),
     Names(),
@@ -82,8 +83,7 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
                    "review its CUDA branch by hand")
         return Result(path, text, text, ctx.findings)
     gather_target_facts(ctx)
-    for rewrite in CMAKE_PASSES:
-        rewrite.run(ctx)
+    run_passes(ctx, CMAKE_PASSES)
     try:
         new, regions = ctx.edits.rendered() if not ctx.edits.empty else (text, [])
     except ParseError as exc:  # a line a pass wrote is not CMake: buildport's error, not one of the file's text
@@ -111,8 +111,7 @@ def _nothing_to_port(ctx: Context) -> bool:
     trial = Context(ctx.path, ctx.tree, ctx.options, Edits(ctx.tree))
     gather_file_facts(trial)
     gather_target_facts(trial)
-    for rewrite in CMAKE_PASSES:
-        rewrite.run(trial)
+    run_passes(trial, CMAKE_PASSES)
     return trial.edits.empty
 
 

@@ -95,7 +95,7 @@ BROKEN = textwrap.dedent(
     import sys
     import buildport.engine as engine
 
-    def broken(self, ctx):
+    def broken(self, ctx, commands):
         raise ZeroDivisionError("forced for the test")
 
     type(engine.CMAKE_PASSES[0]).run = broken

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Callable, Iterable, Protocol
 
 from buildport.passes.cmake_args import value_of
 from buildport.passes.cmake_edit import Edits
@@ -40,6 +40,7 @@ class Facts:
     defines_rocm_path: bool = False
     target_kinds: dict[str, str] = field(default_factory=dict)  # target → STATIC, SHARED, EXECUTABLE...
     kept: set[int] = field(default_factory=set)  # arguments left as they are on purpose (leaf starts): not renamed
+    programs: dict[str, str] = field(default_factory=dict)  # a variable find_program() or set() gave a GPU tool → it
 
     def values_of(self, name: str) -> list[str] | None:
         """The raw argument texts a simple variable holds after its last set() and later list(APPEND)s."""
@@ -165,12 +166,69 @@ class Context:
         return [c for c in commands if not self.edits.is_gone(c)]
 
 
+@dataclass(frozen=True, slots=True)
+class Visits:
+    """Which commands the driver (:func:`run_passes`) hands a pass: those no earlier pass removed or rewrote
+    whole, in the file's order.
+
+    - ``names``: the commands the pass reads (lower-cased); None: any, but those in ``skips``.
+    - ``triggered``: only a command that holds a word some rule fires on (:meth:`Context.mentions_cuda`), or,
+      with ``variables``, one that refers to a variable (which may hold such a word); ``always``: these names
+      whether or not they hold one; ``every_when``: a fact of the file under which every command of ``names``
+      is handed (a variable set to a rule word, used elsewhere without naming it).
+
+    The driver owns this skipping: with skipping switched off (:func:`buildport.prescan.disabled`) every command
+    holds a word, so every command of the names is handed.
+    """
+
+    names: frozenset[str] | None = None
+    triggered: bool = True
+    variables: bool = False
+    always: frozenset[str] = frozenset()
+    skips: frozenset[str] = frozenset()
+    every_when: Callable[[Facts], bool] | None = None
+
+
+#: A pass that reads the facts and the file, not command by command (it is handed none).
+NO_COMMANDS = Visits(names=frozenset(), triggered=False)
+
+
 class Pass(Protocol):
-    """A rewrite pass: a one-line ``description`` and ``run(ctx)``."""
+    """A rewrite pass: a one-line ``description``, the commands it is handed (``visits``) and
+    ``run(ctx, commands)``, which records edits and findings in ``ctx``."""
 
     description: str
+    visits: Visits
 
-    def run(self, ctx: Context) -> None: ...
+    def run(self, ctx: Context, commands: list[Command]) -> None: ...
+
+
+def handed(ctx: Context, visits: Visits) -> list[Command]:
+    """The commands of the file :class:`Visits` names, in order."""
+    names = visits.names
+    if names is not None and not names and not visits.always:
+        return []
+    triggered = visits.triggered and not (visits.every_when is not None and visits.every_when(ctx.facts))
+    if triggered and not visits.always and not visits.variables:
+        pool = ctx.cuda_commands()
+    else:
+        pool = ctx.commands()
+        if triggered:
+            always, variables, mentions = visits.always, visits.variables, ctx.mentions_cuda
+            pool = [c for c in pool if c.identifier in always or mentions(c) or (variables and "${" in str(c))]
+    if names is not None:
+        wanted = names | visits.always
+        return [c for c in pool if c.identifier in wanted]
+    if visits.skips:
+        return [c for c in pool if c.identifier not in visits.skips]
+    return pool
+
+
+def run_passes(ctx: Context, passes: Iterable[Pass]) -> None:
+    """Each pass in turn, over the commands it visits (each list taken when the pass starts: what an earlier
+    pass removed is gone from it)."""
+    for rewrite in passes:
+        rewrite.run(ctx, handed(ctx, rewrite.visits))
 
 
 def is_cuda_source(text: str) -> bool:

@@ -7,7 +7,7 @@ import textwrap
 
 from buildport.passes.cmake_args import inner, translate_flag_words, value_of, word_spans
 from buildport.findings import Severity
-from buildport.passes.base import Context, offload_arch_list
+from buildport.passes.base import NO_COMMANDS, Context, Visits, offload_arch_list
 from buildport.passes.cmake_text import renamed
 from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
 from buildport.rules.cmake import (
@@ -63,10 +63,11 @@ def _with_known(enable: str, known: str) -> str:
 
 class Languages:
     description = "project()/enable_language(): CUDA → HIP (with CXX), and an overridable AMD target list"
+    visits = Visits(frozenset({"project", "enable_language", "check_language"}), triggered=False)
 
-    def run(self, ctx: Context) -> None:
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         project_langs: list[str] | None = None
-        for command in ctx.commands():
+        for command in commands:
             name = command.identifier
             if name == "project":
                 project_langs = self._project(ctx, command)
@@ -111,13 +112,12 @@ class Languages:
 
 class MinimumVersion:
     description = "cmake_minimum_required(): at least 3.21 where the HIP language is introduced"
+    visits = Visits(frozenset({"cmake_minimum_required"}), triggered=False)
 
-    def run(self, ctx: Context) -> None:
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         if ctx.facts.hip_introduced_at is None:
             return
-        for command in ctx.commands():
-            if command.identifier != "cmake_minimum_required":
-                continue
+        for command in commands:
             args = command.arguments()
             for i, arg in enumerate(args[:-1]):
                 if arg.value.upper() == "VERSION":
@@ -178,8 +178,9 @@ _QUIET = " QUIET"
 
 class FindHip:
     description = "find_package(hip) after the command that enables HIP, where nothing found CUDA's toolkit"
+    visits = NO_COMMANDS
 
-    def run(self, ctx: Context) -> None:
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         """A project of the CUDA language alone (no find_package(CUDAToolkit)) had no imported targets to link;
         the port's hip::host and ROCm library targets need the packages found, in the branch HIP is enabled in,
         where the folders below it see them."""
@@ -208,11 +209,10 @@ def _if_hip_compiler(lines: str) -> str:
 
 class FindPackages:
     description = "find_package(CUDA/CUDAToolkit/...) → find_package(hip) and the ROCm packages linked"
+    visits = Visits(frozenset({"find_package"}), triggered=False)
 
-    def run(self, ctx: Context) -> None:
-        for command in ctx.commands():
-            if command.identifier != "find_package":
-                continue
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
             args = command.arguments()
             if not args:
                 continue
@@ -270,9 +270,11 @@ class FindPackages:
 
 class LegacyCommands:
     description = "FindCUDA commands: cuda_add_executable → add_executable and friends; report the rest"
+    visits = Visits(frozenset(LEGACY_COMMANDS) | {"thrust_create_target"} | frozenset(LEGACY_LINK_HELPERS)
+                    | frozenset(MANUAL_COMMANDS), triggered=False)
 
-    def run(self, ctx: Context) -> None:
-        for command in ctx.commands():
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
             name = command.identifier
             if name in LEGACY_COMMANDS:
                 new = LEGACY_COMMANDS[name]

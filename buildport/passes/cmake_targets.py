@@ -6,7 +6,7 @@ import re
 
 from buildport.passes.cmake_args import rename_refs, value_of
 from buildport.findings import Severity
-from buildport.passes.base import Context, expand, is_cuda_source, target_sources
+from buildport.passes.base import Context, Visits, expand, is_cuda_source, target_sources
 from buildport.passes.cmake_project import arch_cache_line
 from buildport.rules.cmake import (
     BUILTIN_COMMANDS, LANGUAGE_PROPERTIES, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS, PROPERTIES,
@@ -28,16 +28,16 @@ _RDC_LINK = '"$<$<LINK_LANGUAGE:HIP>:-fgpu-rdc;--hip-link>"'
 
 class CudaSources:
     description = ".cu sources of a target get LANGUAGE HIP (CMake would compile them as C++ or skip them)"
+    #: a target's commands and the project's own functions and macros (which may build one), when a source could
+    #: be among their arguments: a trigger word (``.cu``) or a variable (which may hold one or a glob of them)
+    visits = Visits(variables=True,
+                    skips=(BUILTIN_COMMANDS | LEGACY_NAMES) - TARGET_COMMANDS - {"target_sources"})
 
-    def run(self, ctx: Context) -> None:
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         listed: set[int] = set()  # where a target's .cu sources are marked from its list (once each place)
-        for command in ctx.commands():
+        for command in commands:
             name = command.identifier
             targets = name in TARGET_COMMANDS or name == "target_sources"
-            if not targets and (name in BUILTIN_COMMANDS or name in LEGACY_NAMES):
-                continue
-            if not ctx.may_hold_cuda_sources(command):
-                continue
             # a target's sources, or every argument of a user function or macro that builds one
             target, sources = target_sources(command) if targets else (None, command.arguments())
             marked: dict[str, None] = {}  # in order, each once
@@ -175,9 +175,10 @@ def library_replacement(lib: Library, hip_target: bool | None) -> str | None:
 
 class Libraries:
     description = "CUDA libraries → ROCm ones wherever they appear (targets, legacy variables, -l flags)"
+    visits = Visits()  # a library, legacy variable or -l flag of the table is a trigger word
 
-    def run(self, ctx: Context) -> None:
-        for command in ctx.cuda_commands():  # a library, legacy variable or -l flag of the table is a trigger word
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
             name = command.identifier
             args = command.arguments()
             if name in ("target_link_libraries", "link_libraries"):
@@ -366,10 +367,12 @@ _SCOPES = frozenset({"PRIVATE", "PUBLIC", "INTERFACE"})
 class HostHeaders:
     description = "a target given CUDA's include directories links hip::host: its C++ files include HIP's headers"
 
-    def run(self, ctx: Context) -> None:
+    visits = Visits(frozenset({"include_directories", "target_include_directories"}))
+
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         done: set[str] = set()
         ported = ctx.text_holds(_LINK_HOST_HERE)
-        for command in ctx.cuda_commands():
+        for command in commands:
             args = command.arguments()
             if command.identifier == "include_directories" and _cuda_include_scope(args) is not None:
                 if not ported:  # each such command (branches may hold one each)
@@ -456,11 +459,12 @@ def _only_cuda_sources(ctx: Context, target: str) -> bool:
 class Properties:
     description = "CUDA_* target properties, cuda_std_NN features and LANGUAGE CUDA → HIP"
 
-    def run(self, ctx: Context) -> None:
-        for command in ctx.cuda_commands():  # CUDA_* properties, LANGUAGE CUDA and cuda_std_NN are trigger words
+    #: CUDA_* properties, LANGUAGE CUDA and cuda_std_NN are trigger words
+    visits = Visits(_PROPERTY_COMMANDS)
+
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
             name = command.identifier
-            if name not in _PROPERTY_COMMANDS:
-                continue
             args = command.arguments()
             if name != "target_compile_features":
                 self._properties(ctx, command, args)
@@ -535,9 +539,11 @@ class Properties:
 class Architectures:
     description = "CMAKE_CUDA_ARCHITECTURES → the overridable CMAKE_HIP_ARCHITECTURES cache list"
 
-    def run(self, ctx: Context) -> None:
+    visits = Visits()
+
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         introducer = ctx.facts.hip_introduced_at
-        for command in ctx.cuda_commands():
+        for command in commands:
             args = command.arguments()
             if command.identifier not in BUILTIN_COMMANDS:
                 self._given_to_a_function(ctx, command, args)

@@ -7,7 +7,7 @@ import re
 from buildport.passes.cmake_args import inner, rename_refs, translate_flag_words, value_of, word_spans
 from buildport.findings import Severity
 from buildport.passes.nvcc import is_nvcc_only, split_flag
-from buildport.passes.base import Context
+from buildport.passes.base import NO_COMMANDS, Context, Visits
 from buildport.rules.cmake import (
     COMPILER_IDS, FLAG_COMMANDS, FLAG_VARIABLES, GENEX_RENAMES, LANGUAGE_GENEX, LEGACY_SWITCHES,
     REPORTED_VARIABLES, VARIABLE_FAMILIES, VARIABLES,
@@ -98,11 +98,12 @@ def _is_flag_list(variable: str, args: list[Leaf]) -> bool:
 
 class Flags:
     description = "nvcc flags in compile options and flag variables → clang/hipcc flags"
+    #: the compile and link options of every target (a flag alone, -O3, is no trigger word); elsewhere a flag
+    #: variable or an nvcc-only spelling would be one
+    visits = Visits(always=FLAG_COMMANDS)
 
-    def run(self, ctx: Context) -> None:
-        for command in ctx.commands():
-            if command.identifier not in FLAG_COMMANDS and not ctx.mentions_cuda(command):
-                continue  # a flag variable or an nvcc-only spelling would be a trigger word
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
             leaves = [leaf for leaf in flag_arguments(command, ctx.facts.hip_targets) if leaf.type != "BRACKET_ARG"]
             if leaves:
                 before = [ctx.edits.text_of(leaf) for leaf in leaves]
@@ -156,11 +157,11 @@ CUSTOM_FLAGS_LINE = f'separate_arguments({CUSTOM_FLAGS_LIST} NATIVE_COMMAND "${{
 class CustomCommands:
     description = "the CUDA compiler run by a custom command: its nvcc flags, -x hip and the AMD targets"
 
-    def run(self, ctx: Context) -> None:
+    visits = Visits(frozenset({"add_custom_command", "add_custom_target", "execute_process"}))
+
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         flags_set: set[int] = set()
-        for command in ctx.cuda_commands():
-            if command.identifier not in ("add_custom_command", "add_custom_target", "execute_process"):
-                continue
+        for command in commands:
             for compiler, words in _compiler_runs(command.arguments()):
                 if not any(value_of(w.value) in _COMPILING or value_of(w.value).endswith(".cu") for w in words):
                     continue  # nvcc --version: no device code to make
@@ -370,8 +371,10 @@ def _genex(text: str) -> str:
 class Names:
     description = "CUDA variables, generator expressions, environment variables and install paths → HIP/ROCm"
 
-    def run(self, ctx: Context) -> None:
-        for command in ctx.cuda_commands():  # every name this pass renames is a trigger word
+    visits = Visits()  # every name this pass renames is a trigger word
+
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
             args = command.arguments()
             if command.identifier in ("set", "unset") and args and args[0].value in LEGACY_SWITCHES:
                 ctx.edits.remove_command(command)
@@ -522,8 +525,9 @@ endif()"""
 
 class Prelude:
     description = "define ROCM_PATH (from the environment, else hipcc's root) where the rewrite uses it"
+    visits = NO_COMMANDS
 
-    def run(self, ctx: Context) -> None:
+    def run(self, ctx: Context, commands: list[Command]) -> None:
         if not ctx.facts.uses_rocm_path or ctx.facts.defines_rocm_path:
             return
         commands = ctx.commands()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from buildport.findings import Severity
-from buildport.passes.base import Context
+from buildport.passes.base import Context, Visits
 from buildport.passes.cmake_args import value_of
 from buildport.passes.cmake_text import COMMAND_KEYWORDS
 from buildport.passes.tools import port_call, rocm_program, tool_name
@@ -26,19 +26,25 @@ _FIND_KEYWORDS = frozenset("""
 _VARIABLE = re.compile(r"^\$\{(\w+)\}$")
 
 
-class ToolCommands:
-    description = "NVIDIA's profilers, debugger and sanitizers (custom commands, tests, find_program) → ROCm's"
+class FindPrograms:
+    description = "find_program() or set() of a variable naming NVIDIA's profiler, debugger or sanitizer → ROCm's"
+    visits = Visits(frozenset({"find_program", "set"}))  # a tool's name is a rule word
 
-    def run(self, ctx: Context) -> None:
-        found: dict[str, str] = {}  # find_program's variable → the tool it found
-        for command in ctx.cuda_commands():  # a tool's name is a rule word
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
             if command.identifier == "find_program" or _sets_a_program(command):
-                _find_program(ctx, command, found)
-        # a variable's use need not name the tool (${PROFILER}): every command, once find_program found one
-        for command in ctx.commands() if found else ctx.cuda_commands():
-            if command.identifier in RUNNERS:
-                for leaves, name, literal in _calls(command, found):
-                    _port(ctx, leaves, name, literal)
+                _find_program(ctx, command, ctx.facts.programs)
+
+
+class ToolCommands:
+    description = "NVIDIA's profilers, debugger and sanitizers run by custom commands and tests → ROCm's"
+    #: a variable's use need not name the tool (``${PROFILER}``): every such command, once a program was found
+    visits = Visits(RUNNERS, every_when=lambda facts: bool(facts.programs))
+
+    def run(self, ctx: Context, commands: list[Command]) -> None:
+        for command in commands:
+            for leaves, name, literal in _calls(command, ctx.facts.programs):
+                _port(ctx, leaves, name, literal)
 
 
 def _sets_a_program(command: Command) -> bool:
