@@ -4,12 +4,13 @@ a run (:mod:`buildport.pipeline.run`: the cache, the pool, the facts Makefiles g
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Union
+from typing import Iterable, Iterator
 
 from buildport.cache.store import Cache, finding_to_json, findings_from_json
 from buildport.result import UnstableRewrite
 from buildport.options import MakeFacts
 from buildport.pipeline.ignore import Ignore
+from buildport.pipeline.outcomes import FileOutcome
 from buildport.pipeline.pool import Workers
 from buildport.pipeline.run import MISS, Task, run
 from buildport.dual.compat import carried_tables
@@ -42,14 +43,15 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
             index.trail.path(path)  # a folder made, changed or removed later changes the run
     found = iter_collect(paths, report.errors, contents, index, words, ignore, left_out)  # as found
     for outcome in _audit_all(found, jobs, cache, contents, words, tables):
-        if isinstance(outcome, str):
-            report.errors.append(outcome)
+        if outcome.error:
+            report.errors.append(outcome.error)
             continue
-        if outcome is None or outcome.path in left_out:
+        audited = outcome.result
+        if audited is None or outcome.path in left_out:
             continue
         if rules.select or rules.ignore:
-            outcome.keep_only([f for f in outcome.findings if rules.wants(f.rule)])
-        report.files.append(outcome)
+            audited.keep_only([f for f in audited.findings if rules.wants(f.rule)])
+        report.files.append(audited)
     report.files.sort(key=lambda a: a.path)
     if index is not None:
         index.save()
@@ -59,7 +61,7 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
 def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,
                contents: dict[str, SourceText] | None = None,
                words: dict[str, list[str]] | None = None, tables: HipifyTables | None = None,
-               ) -> list[FileAudit | None | str]:
+               ) -> list[FileOutcome[FileAudit]]:
     """Each (path, kind) audited in order: cache hits here, the misses in a pool when ``jobs`` > 1,
     handed over in chunks as ``items`` yields them (see :meth:`buildport.pipeline.pool.Workers.feed`).
     Each Makefile is audited with the facts of the files make reads with it, as ``buildport make``
@@ -89,10 +91,6 @@ def _load_engines(kinds: set[str]) -> None:
         load_tables()  # also what this process parses: Makefiles that include one another
 
 
-class _InternalError(str):
-    """An error that is not the text's fault (an engine bug): reported, never kept in the cache."""
-
-
 @dataclass(frozen=True, slots=True)
 class AuditWork:
     """The audit of one file (see :class:`buildport.pipeline.run.Work`); ``tables``: what sources are
@@ -105,45 +103,44 @@ class AuditWork:
             return f"audit-{kind}", self.tables.digest if self.tables else None
         return f"audit-{kind}", None if facts is None else facts.as_json()
 
-    def compute(self, task: Task) -> Audited:
+    def compute(self, task: Task) -> FileOutcome[FileAudit]:
+        """The file's findings; none at all (no result) for a C/C++ file without CUDA; or its error."""
         try:
-            return audit_text(task.source.text, task.path, task.kind, task.facts, self.tables)
+            return FileOutcome(task.path, audit_text(task.source.text, task.path, task.kind, task.facts, self.tables))
         except (InputError, ParseError) as exc:
-            return _error_text(exc, task.path)
+            return FileOutcome(task.path, error=_error_text(exc, task.path))
         except UnstableRewrite as exc:  # pragma: no cover - an engine bug, kept visible
-            return _InternalError(f"{exc} (internal error: please report it with this file)")
+            error = f"{exc} (internal error: please report it with this file)"
+            return FileOutcome(task.path, error=error, exception=RuntimeError(error))
 
-    def kept(self, task: Task, done: Audited) -> Iterator[tuple[str, object]]:
-        if isinstance(done, str):
-            if not isinstance(done, _InternalError):
-                yield task.source.digest, {"error": done}  # input the parser rejected: the text alone decides that
-        elif not _nothing(done, task.kind):
-            yield task.source.digest, _to_json(done)
+    def kept(self, task: Task, done: FileOutcome[FileAudit]) -> Iterator[tuple[str, object]]:
+        if done.error:
+            if done.exception is None:
+                yield task.source.digest, {"error": done.error}  # input the parser rejected: the text alone decides
+        elif not _nothing(done.result, task.kind):
+            yield task.source.digest, _to_json(done.result)
 
-    def nothing(self, task: Task, done: Audited) -> bool:
-        return not isinstance(done, str) and _nothing(done, task.kind)
+    def nothing(self, task: Task, done: FileOutcome[FileAudit]) -> bool:
+        return not done.error and _nothing(done.result, task.kind)
 
-    def clean(self, task: Task) -> Audited:
-        return None if task.kind == SOURCE else FileAudit(task.path, task.kind)
+    def clean(self, task: Task) -> FileOutcome[FileAudit]:
+        return FileOutcome(task.path, None if task.kind == SOURCE else FileAudit(task.path, task.kind))
 
-    def stored(self, task: Task, entry: object) -> Audited:
+    def stored(self, task: Task, entry: object) -> FileOutcome[FileAudit]:
         if isinstance(entry, dict) and isinstance(entry.get("error"), str):
-            return str(entry["error"])
+            return FileOutcome(task.path, error=str(entry["error"]))
         ok, hit = _from_json(entry)
-        return hit if ok else MISS
+        return FileOutcome(task.path, hit) if ok else MISS
 
-    def failed(self, path: str, error: InputError) -> Audited:
-        return _error_text(error, path)
+    def pack(self, done: FileOutcome[FileAudit]) -> FileAudit | None | tuple[str, bool]:
+        """The findings (None: a source without CUDA), or the error and whether it is an engine's bug."""
+        return (done.error, done.exception is not None) if done.error else done.result
 
-    def pack(self, done: Audited) -> Audited:
-        return done
-
-    def unpack(self, task: Task, packed: Audited) -> Audited:
-        return packed
-
-
-#: What one file's audit comes to: its findings, None for a C/C++ file without CUDA, or an error.
-Audited = Union[FileAudit, None, str]
+    def unpack(self, task: Task, packed: FileAudit | None | tuple[str, bool]) -> FileOutcome[FileAudit]:
+        if isinstance(packed, tuple):
+            error, bug = packed
+            return FileOutcome(task.path, error=error, exception=RuntimeError(error) if bug else None)
+        return FileOutcome(task.path, packed)
 
 
 def _nothing(audited: FileAudit | None, kind: str) -> bool:

@@ -321,7 +321,7 @@ def _plan_setup_py(plan: Plan, options: Options) -> None:
             plan.changes.append(Change(path, source, result.text, "python", regions=result.regions))
 
 
-def _in_copy(outcome: FileOutcome, copy: str) -> FileOutcome:
+def _in_copy(outcome: FileOutcome[Result], copy: str) -> FileOutcome[Result]:
     """The outcome of porting an original, as that of its copy (which must hold the same bytes)."""
     source = read_source(copy)
     assert outcome.source is not None and outcome.result is not None

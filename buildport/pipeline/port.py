@@ -135,13 +135,13 @@ class PortWork:
         options = self.options
         return kind, [list(options.offload_arch), list(options.extra_packages), made, options.keep_cuda]
 
-    def compute(self, task: Task) -> FileOutcome:
+    def compute(self, task: Task) -> FileOutcome[Result]:
         outcome = _port_one(task.path, task.source, self.options, self.kind, task.facts)
         if outcome.exception is not None and not _picklable(outcome.exception):
             outcome.exception = RuntimeError(f"{type(outcome.exception).__name__}: {outcome.exception}")
         return outcome
 
-    def kept(self, task: Task, done: FileOutcome) -> Iterator[tuple[str, object]]:
+    def kept(self, task: Task, done: FileOutcome[Result]) -> Iterator[tuple[str, object]]:
         result = done.result
         if result is not None and not _nothing(result):
             yield task.source.digest, result_to_json(result)
@@ -151,13 +151,13 @@ class PortWork:
         elif done.error and done.exception is None:
             yield task.source.digest, {"error": done.error}  # a parse error depends on the text alone, too
 
-    def nothing(self, task: Task, done: FileOutcome) -> bool:
+    def nothing(self, task: Task, done: FileOutcome[Result]) -> bool:
         return done.result is not None and _nothing(done.result)
 
-    def clean(self, task: Task) -> FileOutcome:
+    def clean(self, task: Task) -> FileOutcome[Result]:
         return FileOutcome(task.path, Result.unchanged(task.source), task.source)
 
-    def stored(self, task: Task, entry: object) -> FileOutcome:
+    def stored(self, task: Task, entry: object) -> FileOutcome[Result]:
         if isinstance(entry, dict) and isinstance(entry.get("error"), str):
             return FileOutcome(task.path, error=entry["error"])  # input the parser rejected
         result = result_from_json(entry, task.source)
@@ -166,17 +166,14 @@ class PortWork:
         again = functools.partial(_port_one, task.path, task.source, self.options, self.kind, task.facts)
         return FileOutcome(task.path, result, task.source, recompute=again)
 
-    def failed(self, path: str, error: InputError) -> FileOutcome:
-        return FileOutcome(path, error=str(error))
-
-    def pack(self, done: FileOutcome) -> tuple[Any, ...]:
+    def pack(self, done: FileOutcome[Result]) -> tuple[Any, ...]:
         return _pack_outcome(done)
 
-    def unpack(self, task: Task, packed: tuple[Any, ...]) -> FileOutcome:
+    def unpack(self, task: Task, packed: tuple[Any, ...]) -> FileOutcome[Result]:
         return _unpack_outcome(task.path, task.source, packed)
 
 
-def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
+def _pack_outcome(outcome: FileOutcome[Result]) -> tuple[Any, ...]:
     """A worker's outcome as the cache stores a result: without the source text the parent holds;
     ``()`` for what most files of a tree come to, their text unchanged and nothing found."""
     if outcome.result is not None and not outcome.error and outcome.exception is None and _nothing(outcome.result):
@@ -185,7 +182,7 @@ def _pack_outcome(outcome: FileOutcome) -> tuple[Any, ...]:
     return outcome.error, outcome.exception, packed
 
 
-def _unpack_outcome(path: str, source: SourceText, packed: tuple[Any, ...]) -> FileOutcome:
+def _unpack_outcome(path: str, source: SourceText, packed: tuple[Any, ...]) -> FileOutcome[Result]:
     if not packed:
         return FileOutcome(path, Result.unchanged(source), source)
     error, exception, data = packed
@@ -216,7 +213,7 @@ def _engine() -> ModuleType:
 
 
 def _port_one(path: str, source: SourceText, options: Options, kind: str = "cmake",
-              facts: MakeFacts | None = None) -> FileOutcome:
+              facts: MakeFacts | None = None) -> FileOutcome[Result]:
     engine = _engine()
     try:
         if kind == "cmake":

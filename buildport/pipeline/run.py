@@ -16,13 +16,15 @@ from typing import Any, Callable, Generic, Iterable, Protocol, TypeVar
 from buildport.cache.store import Cache, Keys
 from buildport.options import MakeFacts
 from buildport.pipeline.makefacts import makefile_facts, may_include
+from buildport.pipeline.outcomes import FileOutcome
 from buildport.pipeline.pool import Workers
 from buildport.textio import InputError, SourceText, read_source
 
 #: The kind of file that is read with the facts of the files make reads with it.
 MAKE = "make"
 
-Done = TypeVar("Done")
+#: What the work makes of a file (see :class:`FileOutcome`).
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,53 +43,50 @@ class Task:
 MISS: Any = object()
 
 
-class Work(Protocol[Done]):
-    """What a run does to each file. Its methods other than :meth:`compute` and :meth:`kept` run in
-    the process that runs; those two in a worker (the object is sent to it)."""
+class Work(Protocol[T]):
+    """What a run does to each file; what one file comes to is a :class:`FileOutcome` (a file that cannot
+    be read fails with its error, whatever the work). Its methods other than :meth:`compute` and
+    :meth:`kept` run in the process that runs; those two in a worker (the object is sent to it)."""
 
     def settings(self, kind: str, facts: MakeFacts | None) -> tuple[str, object]:
         """The cache's kind of work for a file of ``kind`` read with ``facts``, and what besides the
         file's text its result depends on (canonical JSON data)."""
         ...
 
-    def compute(self, task: Task) -> Done:
+    def compute(self, task: Task) -> FileOutcome[T]:
         """The file worked on (an input error becomes a result: one file's fault stops no other)."""
         ...
 
-    def kept(self, task: Task, done: Done) -> Iterable[tuple[str, object]]:
+    def kept(self, task: Task, done: FileOutcome[T]) -> Iterable[tuple[str, object]]:
         """What to keep of ``done`` in the cache: (the digest of the text it is the result for, the
         entry). Nothing for a result :meth:`nothing` calls so (that is kept apart)."""
         ...
 
-    def nothing(self, task: Task, done: Done) -> bool:
+    def nothing(self, task: Task, done: FileOutcome[T]) -> bool:
         """Whether ``done`` is what most files of a tree come to (kept as a mark, not an entry)."""
         ...
 
-    def clean(self, task: Task) -> Done:
+    def clean(self, task: Task) -> FileOutcome[T]:
         """What a file the cache marked as :meth:`nothing` comes to."""
         ...
 
-    def stored(self, task: Task, entry: object) -> Done:
+    def stored(self, task: Task, entry: object) -> FileOutcome[T]:
         """What a file comes to from the entry kept for it; :data:`MISS` if the entry is malformed."""
         ...
 
-    def failed(self, path: str, error: InputError) -> Done:
-        """What a file that cannot be read comes to."""
-        ...
-
-    def pack(self, done: Done) -> object:
+    def pack(self, done: FileOutcome[T]) -> object:
         """``done`` as a worker sends it back (plain data); :meth:`unpack` makes it whole here."""
         ...
 
-    def unpack(self, task: Task, packed: Any) -> Done:
+    def unpack(self, task: Task, packed: Any) -> FileOutcome[T]:
         ...
 
 
 def run(
-    items: Iterable[tuple[str, str]], work: Work[Done], workers: Workers, cache: Cache | None = None,
+    items: Iterable[tuple[str, str]], work: Work[T], workers: Workers, cache: Cache | None = None,
     contents: dict[str, SourceText] | None = None, words: dict[str, list[str]] | None = None,
     read: Callable[[str], SourceText] = read_source,
-) -> list[Done]:
+) -> list[FileOutcome[T]]:
     """What each (path, kind) of ``items`` comes to, in their order.
 
     Cache hits are answered here; the misses go to the workers in chunks as
@@ -103,8 +102,8 @@ def run(
     return _Run(work, workers, cache).over(items, contents, words, read)
 
 
-class _Run(Generic[Done]):
-    def __init__(self, work: Work[Done], workers: Workers, cache: Cache | None) -> None:
+class _Run(Generic[T]):
+    def __init__(self, work: Work[T], workers: Workers, cache: Cache | None) -> None:
         self.work, self.workers, self.cache = work, workers, cache
         self.lookups = cache is not None and cache.holds_entries()  # else no key is worked out here: the workers store
         self.keys = KeysBySettings(work)
@@ -113,7 +112,7 @@ class _Run(Generic[Done]):
         self.feed = workers.feed(_chunk, (work, cache), work.pack, work.unpack)
 
     def over(self, items: Iterable[tuple[str, str]], contents: dict[str, SourceText] | None,
-             words: dict[str, list[str]] | None, read: Callable[[str], SourceText]) -> list[Done]:
+             words: dict[str, list[str]] | None, read: Callable[[str], SourceText]) -> list[FileOutcome[T]]:
         out: list[Any] = []
         index = self.cache.files if self.cache is not None else None
         makefiles: list[tuple[int, str, SourceText]] = []  # (where in ``out``, path, source)
@@ -125,7 +124,7 @@ class _Run(Generic[Done]):
             try:
                 source = known if known is not None else read(path)
             except InputError as exc:
-                out.append(self.work.failed(path, exc))
+                out.append(FileOutcome(path, error=str(exc)))
                 continue
             if kind == MAKE and path != "-":
                 makefiles.append((len(out), path, source))
@@ -176,7 +175,7 @@ class _Run(Generic[Done]):
         try:
             source.text  # a source the file index vouched for is read now, for the work (or its error)
         except InputError as exc:
-            return self.work.failed(task.path, exc)
+            return FileOutcome(task.path, error=str(exc))
         self.places.append(at)
         self.tasks.append(task)
         self.feed.add(task)
@@ -200,7 +199,7 @@ class KeysBySettings:
         return found[1]
 
 
-def _chunk(tasks: list[Task], shared: tuple[Work[Done], Cache | None]) -> list[Done]:
+def _chunk(tasks: list[Task], shared: tuple[Work[T], Cache | None]) -> list[FileOutcome[T]]:
     """Work on a chunk of tasks and keep each result in the cache (in a worker with ``jobs`` > 1)."""
     work, cache = shared
     keys = KeysBySettings(work) if cache is not None else None
