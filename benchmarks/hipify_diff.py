@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="run the built-in engine alone: its throughput, and how many files it hands back")
     parser.add_argument("--quiet", action="store_true", help="no line per file that differs or fell back")
     parser.add_argument("--ledger", type=Path, help="a JSON-lines file of the files compared: read to leave them out, appended to")
+    parser.add_argument("--shortest-first", action="store_true",
+                        help="compare the files in order of length (hipify-perl's time grows with it)")
     parser.add_argument("--cuda-only", action="store_true",
                         help=".cu/.cuh files and the other files the built-in engine changes, not the rest")
     args = parser.parse_args(argv)
@@ -135,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         files = [(where, data) for where, data in files if where.endswith((".cu", ".cuh")) or not converter.untouched(data)]
     script = hashlib.sha256(args.engine.read_bytes()).hexdigest()[:16]
     files = _unseen(files, args.ledger, script)
+    if args.shortest_first:
+        files.sort(key=lambda item: len(item[1]))
     files = files[args.skip :]
     if args.limit:
         files = files[: args.limit]

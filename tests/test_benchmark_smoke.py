@@ -95,15 +95,16 @@ def test_hipify_diff_ledger_goes_on_where_a_run_stopped(tmp_path: Path) -> None:
     kernel = "#include <cuda_runtime.h>\nint main() { cudaDeviceSynchronize(); }\n"
     (corpus / "a.cu").write_text(kernel)
     (corpus / "copy" / "b.cu").write_text(kernel)
-    (corpus / "host.cpp").write_text("#include <cuda_runtime.h>\nvoid f() { cudaFree(0); }\n")
+    (corpus / "host.cpp").write_text("#include <cuda_runtime.h>\nvoid f() { cudaFree(0); }\n")  # shorter
     (corpus / "plain.cpp").write_text("int helper() { return 1; }\n")
     script = BENCH.parent / "hipify_diff.py"
     ledger = tmp_path / "ledger.jsonl"
-    command = [sys.executable, str(script), str(corpus), "--cuda-only", "--ledger", str(ledger), "--jobs", "1"]
+    command = [sys.executable, str(script), str(corpus), "--cuda-only", "--ledger", str(ledger), "--jobs", "1",
+               "--shortest-first"]
     first = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
     assert "files compared: 2" in first.stdout and "identical: 2" in first.stdout
     entries = [json.loads(line) for line in ledger.read_text().splitlines()]
-    assert sorted(Path(e["file"]).name for e in entries) == ["a.cu", "host.cpp"]
+    assert [Path(e["file"]).name for e in entries] == ["host.cpp", "a.cu"]
     assert {e["verdict"] for e in entries} == {"identical"} and all(e["lines"] == 2 for e in entries)
     again = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
     assert "files compared: 0" in again.stdout
