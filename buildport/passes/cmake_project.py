@@ -77,6 +77,9 @@ class Languages:
                 for arg in command.arguments():
                     if arg.value == "CUDA":
                         ctx.edits.replace(arg, "HIP")
+                        ctx.report(arg.start, "cmake-language", Severity.INFO,
+                                   "check_language(CUDA) → check_language(HIP): whether a HIP compiler is there",
+                                   fixable=True, replacement="HIP")
 
     def _project(self, ctx: Context, command: Command) -> list[str] | None:
         args = command.arguments()

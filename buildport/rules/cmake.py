@@ -64,7 +64,26 @@ VARIABLES: dict[str, str] = {
     "CUDA_SDK_ROOT_DIR": "ROCM_PATH",
     "CUDAToolkit_LIBRARY_DIR": "HIP_LIB_INSTALL_DIR",  # hip-config.cmake defines these
     "CUDAToolkit_BIN_DIR": "HIP_BIN_INSTALL_DIR",
+    # where CMake's CUDA language found the toolkit (CMakeDetermineCUDACompiler): HIP's is the ROCm root
+    "CMAKE_CUDA_COMPILER_TOOLKIT_ROOT": "ROCM_PATH",
+    "CMAKE_CUDA_COMPILER_TOOLKIT_LIBRARY_ROOT": "ROCM_PATH",
+    "CMAKE_CUDA_COMPILER_LIBRARY_ROOT": "ROCM_PATH",
 }
+
+#: CMake's variables of a language (cmake-variables(7), ``CMAKE_<LANG>_<X>``) that mean for HIP what they mean
+#: for CUDA: ``CMAKE_CUDA_<X>`` → ``CMAKE_HIP_<X>`` (``find_library(... ${CMAKE_CUDA_IMPLICIT_LINK_DIRECTORIES})``
+#: searches where the HIP compiler links from; the CUDA name is empty once CUDA is not enabled). Left out: the
+#: rule variables (``CMAKE_CUDA_COMPILE_OBJECT``, ``_LINK_EXECUTABLE``, ``_CREATE_*``: how nvcc is run, which
+#: HIP's compiler must not be), the host compiler's (nvcc's own) and the device link's.
+LANGUAGE_VARIABLE_SUFFIXES: tuple[str, ...] = tuple("""
+    BYTE_ORDER COMPILER_ABI COMPILER_AR COMPILER_ARCHITECTURE_ID COMPILER_FRONTEND_VARIANT COMPILER_RANLIB
+    COMPILER_TARGET CPPCHECK CPPLINT EXTENSIONS_DEFAULT IMPLICIT_INCLUDE_DIRECTORIES IMPLICIT_LINK_DIRECTORIES
+    IMPLICIT_LINK_FRAMEWORK_DIRECTORIES IMPLICIT_LINK_LIBRARIES INCLUDE_WHAT_YOU_USE LIBRARY_ARCHITECTURE
+    LINKER_LAUNCHER LINKER_PREFERENCE LINK_FLAGS PLATFORM_ID SIMULATE_ID SIMULATE_VERSION SIZEOF_DATA_PTR
+    STANDARD_DEFAULT STANDARD_INCLUDE_DIRECTORIES STANDARD_LIBRARIES STANDARD_LINK_DIRECTORIES
+""".split())
+VARIABLES.update({f"CMAKE_CUDA_{x}": f"CMAKE_HIP_{x}" for x in LANGUAGE_VARIABLE_SUFFIXES
+                  if f"CMAKE_CUDA_{x}" not in VARIABLES})
 
 #: Legacy FindCUDA switches that only steer nvcc: their ``set()`` is removed.
 LEGACY_SWITCHES: frozenset[str] = frozenset({
@@ -83,6 +102,7 @@ REPORTED_VARIABLES: dict[str, str] = {
     "CUDA_NVCC_EXECUTABLE": "there is no nvcc in ROCm; hipcc or CMAKE_HIP_COMPILER builds HIP",
     "CUDAToolkit_NVCC_EXECUTABLE": "there is no nvcc in ROCm; hipcc or CMAKE_HIP_COMPILER builds HIP",
     "CUDA_SEPARABLE_COMPILATION": "handled where a legacy target is created; check other uses",
+    "CMAKE_CUDA_COMPILER_TOOLKIT_VERSION": "CUDA version numbers have no HIP meaning; compare hip_VERSION instead",
 }
 
 #: Properties whose value names a language: CUDA there becomes HIP (a target linked as CUDA needs CUDA enabled).
