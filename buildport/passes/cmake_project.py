@@ -11,7 +11,7 @@ from buildport.passes.base import NO_COMMANDS, Context, Visits, offload_arch_lis
 from buildport.passes.cmake_text import renamed
 from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
 from buildport.rules.cmake import (
-    CMAKE_DEFAULT_STANDARD, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
+    FIND_PACKAGE_KEYWORDS, CMAKE_DEFAULT_STANDARD, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
 )
 from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, Leaf
@@ -262,6 +262,14 @@ class FindPackages:
         ctx.facts.found_in_place.add(lib.rocm_package)
         ctx.report(args[0].start, "cmake-find-package", Severity.INFO,
                    f"find_package({args[0].value}) → find_package({lib.rocm_package})", fixable=True)
+        if len(args) > 1 and value_of(args[1].value).upper() not in FIND_PACKAGE_KEYWORDS:
+            # find_package(cuDNN 8.0): cuDNN's version numbers are not MIOpen's (nor Thrust's rocThrust's)
+            ctx.edits.remove(args[1])
+            if len(args) > 2 and args[2].value == "EXACT":
+                ctx.edits.remove(args[2])
+            ctx.report(args[1].start, "cmake-find-package", Severity.INFO,
+                       f"the version {args[1].value} is {args[0].value}'s, not {lib.rocm_package}'s: removed",
+                       fixable=True)
         found = f"{value_of(args[0].value)}_FOUND"
         if ctx.text_holds(found) and not ctx.text_holds(f"set({found} "):
             # the project tests what the old package's module set (if(NCCL_FOUND)): the ROCm package's answer

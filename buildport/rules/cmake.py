@@ -23,6 +23,11 @@ endif()"""
 #: What find_package(CUDA) / find_package(CUDAToolkit) becomes (as REQUIRED or QUIET as it was; then the ROCm
 #: packages the file links).
 FIND_HIP = "find_package(hip"
+#: find_package()'s keywords (cmake find_package(1)): a second argument that is none of them is a version.
+FIND_PACKAGE_KEYWORDS: frozenset[str] = frozenset("""
+    EXACT QUIET MODULE CONFIG NO_MODULE REQUIRED COMPONENTS OPTIONAL_COMPONENTS REGISTRY_VIEW GLOBAL
+    NO_POLICY_SCOPE BYPASS_PROVIDER UNWIND_INCLUDE NAMES CONFIGS HINTS PATHS PATH_SUFFIXES NO_DEFAULT_PATH
+""".split())
 
 _CONFIGS = ("", "_DEBUG", "_RELEASE", "_RELWITHDEBINFO", "_MINSIZEREL", "_INIT")
 
