@@ -25,7 +25,8 @@ from buildport.prescan import may_need_cmake_port, names_cuda_beyond_flags
 from buildport.dual import is_dual
 from buildport.rules.python import MARKER
 from buildport.result import Region, Result, UnstableRewrite
-from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER
+from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER, CUDA_PACKAGES
+from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.textio import spliced
@@ -63,6 +64,13 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
         return Result(path, text, text, [Finding(path, 1, 1, "cmake-cuda-module", Severity.INFO,
                                                  "a copy of CMake's CUDA module, used by find_package(CUDA), which "
                                                  "the port replaces; left as it is")])
+    replaced = _replaced_find_module(name.name)
+    if replaced is not None:
+        # FindNCCL.cmake: find_package(NCCL) becomes find_package(rccl), which never reads it
+        return Result(path, text, text, [Finding(
+            path, 1, 1, "cmake-cuda-module", Severity.INFO,
+            f"the project's find module of {name.name[4:-6]}, whose find_package() the port makes "
+            f"find_package({replaced}); no longer read, left as it is")])
     hot = may_need_cmake_port(text)
     tree = parse_cmake(text, path, cut=hot)
     if not hot:
@@ -94,6 +102,17 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     if verify and new != text:
         _check_stable(result, "text that is not CMake", lambda: port_cmake(new, path, options, verify=False))
     return result
+
+
+def _replaced_find_module(file_name: str) -> str | None:
+    """The ROCm package that replaces the one ``Find<name>.cmake`` finds, when the port replaces it
+    (:data:`~buildport.rules.cmake.CUDA_PACKAGES`); None for another file."""
+    if not (file_name.startswith("Find") and file_name.endswith(".cmake")):
+        return None
+    kind = CUDA_PACKAGES.get(file_name[4:-6].lower())
+    if not kind:
+        return None  # not a package the port replaces; FindCUDA(Toolkit).cmake are CMake's own (above)
+    return next(lib.rocm_package for lib in LIBRARIES if lib.name == kind)
 
 
 def _host_project(commands: list[Command], text: str) -> bool:

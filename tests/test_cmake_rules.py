@@ -119,3 +119,25 @@ def test_copies_of_cmakes_cuda_modules_are_left_as_they_are(path: str) -> None:
     result = port_cmake(text, path, options=OPTS)
     assert result.text == text
     assert [f.rule for f in result.findings] == ["cmake-cuda-module"]
+
+
+@pytest.mark.parametrize(("path", "package"), [("cmake/modules/FindNccl.cmake", "rccl"),
+                                               ("CMakeModules/FindcuDNN.cmake", "miopen"),
+                                               ("cmake/FindThrust.cmake", "rocthrust")])
+def test_the_projects_find_module_of_a_replaced_package_is_left_as_it_is(path: str, package: str) -> None:
+    """find_package(NCCL) becomes find_package(rccl), which never reads the project's FindNCCL.cmake: porting
+    it made its own variable a target name (``IS_DIRECTORY "rccl::rccl"``) and defined ROCm's targets itself."""
+    text = ('find_library(NCCL_LIBRARY NAMES nccl)\nif(IS_DIRECTORY "${NCCL_LIBRARY}")\n  message(FATAL_ERROR x)\n'
+            "endif()\nadd_library(nccl::nccl UNKNOWN IMPORTED)\n")
+    result = port_cmake(text, path, options=OPTS)
+    assert result.text == text
+    assert [f.rule for f in result.findings] == ["cmake-cuda-module"]
+    assert f"find_package({package})" in result.findings[0].message
+
+
+@pytest.mark.parametrize("path", ["cmake/FindNVTX.cmake", "cmake/FindTensorRT.cmake", "FindNCCL.txt"])
+def test_a_find_module_of_a_package_the_port_keeps_is_ported(path: str) -> None:
+    """find_package(NVTX) stays: the project's module is still what finds it, and its CUDA names are ported."""
+    text = "find_library(NVTX_LIBRARY nvToolsExt)\nset(NVTX_LIBS ${CUDA_CUDART_LIBRARY})\n"
+    result = port_cmake(text, path, options=OPTS)
+    assert result.text != text and "cmake-cuda-module" not in [f.rule for f in result.findings]

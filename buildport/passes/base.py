@@ -41,6 +41,7 @@ class Facts:
     target_kinds: dict[str, str] = field(default_factory=dict)  # target → STATIC, SHARED, EXECUTABLE...
     kept: set[int] = field(default_factory=set)  # arguments left as they are on purpose (leaf starts): not renamed
     programs: dict[str, str] = field(default_factory=dict)  # a variable find_program() or set() gave a GPU tool → it
+    located: set[str] = field(default_factory=set)  # variables the file's find_library/find_path/find_file set
 
     def values_of(self, name: str) -> list[str] | None:
         """The raw argument texts a simple variable holds after its last set() and later list(APPEND)s."""
@@ -281,7 +282,7 @@ def expand(ctx: Context, text: str, seen: frozenset[str] = frozenset()) -> list[
 
 #: The commands :func:`gather_facts` reads; others are not even split into arguments.
 _FACT_COMMANDS = frozenset({"set", "list", "file", "project", "enable_language", "find_package",
-                            "set_source_files_properties"})
+                            "set_source_files_properties", "find_library", "find_path", "find_file"})
 
 
 def gather_facts(ctx: Context) -> None:
@@ -301,6 +302,10 @@ def gather_file_facts(ctx: Context) -> None:
             _assignment(ctx, command)
             continue
         values = [a.value for a in command.arguments()]
+        if name in ("find_library", "find_path", "find_file"):
+            if values:
+                facts.located.add(values[0])
+            continue
         if name == "file" and len(values) >= 2 and values[0] in ("GLOB", "GLOB_RECURSE"):
             facts.globbed[values[1]] = [v for v in values[2:] if not v.isupper()]
         elif name in ("project", "enable_language") and "HIP" in values:

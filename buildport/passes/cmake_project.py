@@ -11,16 +11,12 @@ from buildport.passes.base import NO_COMMANDS, Context, Visits, offload_arch_lis
 from buildport.passes.cmake_text import renamed
 from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
 from buildport.rules.cmake import (
-    FIND_PACKAGE_KEYWORDS, CMAKE_DEFAULT_STANDARD, HIP_MIN_VERSION, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
+    CMAKE_DEFAULT_STANDARD, CUDA_PACKAGES, FIND_PACKAGE_KEYWORDS, HIP_MIN_VERSION, LEGACY_COMMANDS,
+    LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
 )
 from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, Leaf
 
-#: find_package() names that pull in CUDA, and which library each stands for ("" = the toolkit).
-CUDA_PACKAGES: dict[str, str] = {
-    "cuda": "", "cudatoolkit": "", "thrust": "thrust", "cub": "cub", "cccl": "thrust",
-    "cudnn": "cudnn", "nccl": "nccl",
-}
 
 
 def arch_set_before(ctx: Context, introducer: Command) -> bool:

@@ -260,8 +260,8 @@ class Libraries:
             return self._use(ctx, arg, lib, m.group(0), plain)
 
         def legacy(kind: str, name: str) -> str | None:
-            if kind:
-                return None
+            if kind or name in ctx.facts.located:
+                return None  # the file finds the library itself (find_library(NCCL_LIBRARY ...)): its own variable
             lib = BY_LEGACY_VAR.get(name)
             return None if lib is None else self._use(ctx, arg, lib, f"${{{name}}}", plain)
 

@@ -137,10 +137,12 @@ RULES: tuple[BuildRule, ...] = (
               "`migrate --keep-cuda` writes each change of the port as a branch of the GPU_RUNTIME switch; where "
               "no whole block holds the change in both spellings, the line stays as the project wrote it (for "
               "CUDA), and the HIP spelling is given in the finding.", "buildport engine"),
-    BuildRule("cmake-cuda-module", "Copy of CMake's CUDA module", INFO, "cmake", "no",
+    BuildRule("cmake-cuda-module", "Find module the port no longer reads", INFO, "cmake", "no",
               "A project's own copy of FindCUDA (or of its helpers) serves find_package(CUDA), which the port "
-              "replaces with find_package(hip); it is left as it is rather than half renamed.",
-              "CMake's FindCUDA module"),
+              "replaces with find_package(hip); a find module of its own for an NVIDIA library the port "
+              "replaces (FindNCCL.cmake, FindcuDNN.cmake) serves a find_package() that becomes the ROCm "
+              "package's. Neither is read once ported: each is left as it is rather than half renamed.",
+              "CMake's FindCUDA module; buildport.rules.cmake.CUDA_PACKAGES"),
     # --- make engine -------------------------------------------------------------------------
     BuildRule("make-compiler", "nvcc as the compiler", INFO, "make", "yes",
               "Recipes and compiler variables that run nvcc run `$(HIPCC)` instead.", "buildport.rules.make"),

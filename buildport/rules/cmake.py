@@ -23,6 +23,12 @@ endif()"""
 #: What find_package(CUDA) / find_package(CUDAToolkit) becomes (as REQUIRED or QUIET as it was; then the ROCm
 #: packages the file links).
 FIND_HIP = "find_package(hip"
+#: find_package() names (lower-cased) that pull in CUDA, and which library of :mod:`buildport.rules.libraries`
+#: each stands for ("" = the toolkit): the port finds the ROCm package instead.
+CUDA_PACKAGES: dict[str, str] = {
+    "cuda": "", "cudatoolkit": "", "thrust": "thrust", "cub": "cub", "cccl": "thrust",
+    "cudnn": "cudnn", "nccl": "nccl",
+}
 #: find_package()'s keywords (cmake find_package(1)): a second argument that is none of them is a version.
 FIND_PACKAGE_KEYWORDS: frozenset[str] = frozenset("""
     EXACT QUIET MODULE CONFIG NO_MODULE REQUIRED COMPONENTS OPTIONAL_COMPONENTS REGISTRY_VIEW GLOBAL
