@@ -132,6 +132,9 @@ POSITIVE = [
     ("cuda-header-macro", "#if 0\n#elif defined(CURAND_H_) && !defined(__CUDA_RUNTIME_H__)\n#endif\n",
      "__CUDA_RUNTIME_H__", 1),
     ("cuda-header-macro", "#  ifndef CUSPARSEAPI\n#endif\n", "CUSPARSEAPI", 1),
+    ("cuda-token-paste", "#define CUDA(fn) do { s = (cuda##fn); } while (0)\n", "cuda##", 1),
+    ("cuda-token-paste", "#define cu( fn ) (cu ## fn)\n", "cu ##", 1),
+    ("cuda-token-paste", "#define BLAS(op) cublas##op\n#define FFT(op) cufft##op\n", "cufft##", 1),
     ("grid-sync", "auto g = cg::this_grid();\n", "this_grid", 1),
     ("grid-sync", "auto g = cg::this_grid();\ng.sync();\n", "g.sync", 1),
     ("grid-sync", "cg::grid_group grid = cg::this_grid();\ncg::sync(grid);\n", "sync(grid)", 1),
@@ -182,6 +185,8 @@ def test_every_rule_has_a_positive_case() -> None:
 # (rule, snippet): look-alikes that must not produce the rule.
 NEGATIVE = [
     ("cuda-header-macro", "#define CUDART_VERSION 12000\n#undef __CUDA_RUNTIME_H__\n"),
+    ("cuda-token-paste", "#define NAME(x) x##cuda\n#define HIP(fn) hip##fn\nint cuda = 1;\nauto n = cu;\n"),
+    ("cuda-token-paste", "#define CAT(a, b) a##b\n#define CUDA CAT(cu, da)\n"),
     ("cuda-header-macro", "int v = CUDART_VERSION;\nprintf(\"%d\", __CUDA_API_VERSION);\n"),
     ("cuda-header-macro", "#ifdef CUDART_VERSION_X\n#endif\n// #ifdef __CUDA_RUNTIME_H__\n"),
     ("cuda-header-macro", "#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__ 1\n#define __CUDA_API_VERSION 5000\n"

@@ -355,6 +355,20 @@ RULES: tuple[SourceRule, ...] = (
         "HIP porting guide, 'Identifying Architecture Features' and compiler-defines table",
     ),
     SourceRule(
+        "cuda-token-paste", "Macro that pastes a CUDA prefix onto a name", WARNING,
+        "A macro that builds API names by pasting (`#define CUDA(fn) cuda##fn`, `cu##fn` for the driver "
+        "API, `cublas##op`) calls functions whose names appear nowhere in the source: hipify renames the "
+        "names it sees, so the calls made through the macro (`CUDA(Malloc(&p, n))`) still name CUDA's "
+        "functions after the port, and the file does not compile against HIP.",
+        "Paste the HIP prefix in the HIP build (`hip##fn`, `hipblas##op`; the driver API's `cu` becomes "
+        "`hip` too), or write the calls out whole so hipify sees them.",
+        "#define CUDA(fn) check(cuda##fn, #fn)\n"
+        "CUDA(Malloc(&p, n));\n",
+        "#define CUDA(call) check(call, #call)\n"
+        "CUDA(hipMalloc(&p, n));\n",
+        "C preprocessor (token pasting happens after hipify's text rewrite); cudahandbook's chError.h",
+    ),
+    SourceRule(
         "cuda-header-macro", "Test of a macro only CUDA's headers define", ERROR,
         "CUDA headers define their include guards (`__CUDA_RUNTIME_H__`, `__DRIVER_TYPES_H__`, "
         "`CURAND_H_`, ...) and version macros (`CUDART_VERSION`, `__CUDA_API_VERSION`), and code "
@@ -652,6 +666,13 @@ API_FAMILIES: tuple[tuple[re.Pattern[str], str, str, str], ...] = (
     (re.compile(r"cudnn[A-Z]\w*|CUDNN_\w+"), "library-different-api", "cuDNN", "family"),
     (re.compile(r"nvtx[A-Z]\w*|NVTX_\w+"), "library-different-api", "NVTX", "family"),
 )
+
+# Prefixes a macro pastes onto a name to make a CUDA API name (``cuda##fn``): the runtime's, the driver API's
+# and the math libraries'.
+CUDA_PASTE_PREFIXES: frozenset[str] = frozenset((
+    "cuda", "cu", "CU", "cuda_", "cublas", "cublasLt", "cufft", "curand", "cusparse", "cusolver", "cusolverDn",
+    "cudnn", "nccl", "nvrtc",
+))
 
 # Macros only CUDA's headers define (include guards, version macros) -> the macro ROCm's
 # counterpart header defines ("" where there is none to name: a version).

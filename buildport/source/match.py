@@ -16,7 +16,7 @@ from itertools import compress
 from typing import NamedTuple
 
 from buildport.rules.source_rules import (
-    API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, CUDA_HEADER_MACROS, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC,
+    API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, CUDA_HEADER_MACROS, CUDA_PASTE_PREFIXES, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC,
     WARP_INTRINSICS,
 )
 from buildport.source.lex import CONDITIONALS, IDENT, NUMBER, STRING, int_value
@@ -93,6 +93,8 @@ class Matcher(WarpRules):
         handler = HANDLERS.get(name)
         if handler is not None:
             handler(self, i)
+        if name in CUDA_PASTE_PREFIXES and seq.directive == "define":
+            self.token_paste(i)
         if name in API_NAMES:
             self.api_call(i, name)
         elif name in FLAG_NAMES and i not in self.consumed:
@@ -292,6 +294,15 @@ class Matcher(WarpRules):
         what = f"; ROCm's header defines `{instead}`" if instead else ""
         self.add(i, "cuda-header-macro", f"{shown} tests a macro no HIP header defines{what}")
 
+    def token_paste(self, i: int) -> None:
+        """``cuda ## fn`` in a ``#define``: the names the macro makes are CUDA's, and no text hipify reads."""
+        seq = self.seq
+        if seq.text(i + 1) != "##" or seq.text(i - 1) == "##":
+            return
+        pasted = seq.text(i + 2)
+        self.add(i, "cuda-token-paste", f"`{seq.texts[i]}##{pasted}` in a macro makes CUDA API names",
+                 once=f"paste {seq.texts[i]}")
+
     def wmma(self, i: int) -> None:
         """``wmma::`` names (``nvcuda::wmma``), once per file."""
         if self.seq.text(i + 1) == "::":
@@ -319,7 +330,7 @@ def interesting(text: str) -> bool:
         return True
     if not (first.isalpha() or first == "_"):
         return False
-    return (text in _HANDLED or text in API_NAMES or text in FLAG_NAMES or text in ASYNC_STREAM_ARG
+    return (text in _HANDLED or text in CUDA_PASTE_PREFIXES or text in API_NAMES or text in FLAG_NAMES or text in ASYNC_STREAM_ARG
             or text in WARP_INTRINSICS or _DEVICE_RUNTIME.fullmatch(text) is not None
             or SCOPED_ATOMIC.fullmatch(text) is not None or _FAMILY.fullmatch(text) is not None)
 
