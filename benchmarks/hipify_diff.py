@@ -10,9 +10,10 @@ engine's throughput in the same run; exits 1 when a file differs.
     python benchmarks/hipify_diff.py DIR [DIR ...] [--git-dir REPO.git [--under PATH]] [--skip N] [--limit N] [--jobs N]
 
 A corpus of thousands of files costs hours of hipify-perl: ``--ledger FILE`` keeps a line per file compared
-(the content's digest, the script's, the verdict) and a later run leaves out the contents that file already
-holds for the same script, so a long comparison goes on across runs and a file met twice (a copy in another
-project) is converted once. ``--cuda-only`` keeps the CUDA sources: ``.cu``/``.cuh`` files and every other
+(the content's digest, the script's, the built-in engine's code, the verdict), and a later run leaves out the
+contents it holds as identical or untouched for the same script and the same engine code, so a long
+comparison goes on across runs; with a ledger, a file met twice (a copy in another project) is compared once.
+A file that differed or was handed back is compared again by every run. ``--cuda-only`` keeps the CUDA sources: ``.cu``/``.cuh`` files and every other
 file the built-in engine would change.
 """
 
@@ -136,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.cuda_only:
         files = [(where, data) for where, data in files if where.endswith((".cu", ".cuh")) or not converter.untouched(data)]
     script = hashlib.sha256(args.engine.read_bytes()).hexdigest()[:16]
-    files = _unseen(files, args.ledger, script)
+    if args.ledger:
+        script += "/" + _engine_code()
+        files = _unseen(files, args.ledger, script)
     if args.shortest_first:
         files.sort(key=lambda item: len(item[1]))
     files = files[args.skip :]
@@ -184,13 +187,30 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
 
 
-def _unseen(files: list[tuple[str, bytes]], ledger: Path | None, script: str) -> list[tuple[str, bytes]]:
-    """``files`` less the contents ``ledger`` holds for ``script`` and less a second copy of one content."""
+#: The modules of the built-in engine: its code digest is theirs.
+ENGINE_MODULES = ("buildport/source/convert.py", "buildport/source/hipify_script.py",
+                  "buildport/source/perl_search.py", "buildport/passes/wordtrie.py")
+
+
+def _engine_code() -> str:
+    """A digest of the built-in engine's code (:data:`ENGINE_MODULES`)."""
+    import buildport
+
+    root = Path(buildport.__file__).parent.parent
+    code = hashlib.sha256()
+    for module in ENGINE_MODULES:
+        code.update(module.encode() + b"\0" + (root / module).read_bytes())
+    return code.hexdigest()[:16]
+
+
+def _unseen(files: list[tuple[str, bytes]], ledger: Path, script: str) -> list[tuple[str, bytes]]:
+    """``files`` less the contents ``ledger`` holds as identical or untouched for ``script`` (the hipify-perl
+    script's digest and the engine code's) and less a second copy of one content."""
     seen: set[str] = set()
-    if ledger and ledger.exists():
+    if ledger.exists():
         for line in ledger.read_text().splitlines():
             entry = json.loads(line)
-            if entry["script"] == script:
+            if entry["script"] == script and entry["verdict"] in ("identical", "untouched"):
                 seen.add(entry["content"])
     kept = []
     for where, data in files:

@@ -100,3 +100,13 @@ def test_every_pass_declares_what_it_visits() -> None:
         for name in (visits.names or frozenset()) | visits.always | visits.skips:
             assert name == name.lower() and name.replace("_", "").isalnum(), (type(rewrite).__name__, name)
     assert isinstance(Facts().programs, dict)
+
+
+def test_a_pass_comes_after_the_passes_whose_facts_it_reads() -> None:
+    """ToolCommands reads the programs FindPrograms found; MinimumVersion, FindHip and Architectures read
+    where Languages (or FindPackages) introduced HIP; Prelude reads whether any pass used ROCM_PATH."""
+    order = [type(rewrite).__name__ for rewrite in engine.CMAKE_PASSES]
+    assert order.index("FindPrograms") < order.index("ToolCommands")
+    for reader in ("MinimumVersion", "FindHip", "Architectures"):
+        assert order.index("Languages") < order.index(reader) and order.index("FindPackages") < order.index(reader)
+    assert order[-1] == "Prelude"

@@ -135,6 +135,8 @@ POSITIVE = [
     ("cuda-token-paste", "#define CUDA(fn) do { s = (cuda##fn); } while (0)\n", "cuda##", 1),
     ("cuda-token-paste", "#define cu( fn ) (cu ## fn)\n", "cu ##", 1),
     ("cuda-token-paste", "#define BLAS(op) cublas##op\n#define FFT(op) cufft##op\n", "cufft##", 1),
+    ("cuda-token-paste", "#define COPY(kind) cudaMemcpy##kind(d, s, n)\n", "cudaMemcpy##", 1),
+    ("cuda-token-paste", "#define EXEC(t) cufftExec##t(plan, in, out)\n", "cufftExec##", 1),
     ("grid-sync", "auto g = cg::this_grid();\n", "this_grid", 1),
     ("grid-sync", "auto g = cg::this_grid();\ng.sync();\n", "g.sync", 1),
     ("grid-sync", "cg::grid_group grid = cg::this_grid();\ncg::sync(grid);\n", "sync(grid)", 1),
@@ -187,6 +189,8 @@ NEGATIVE = [
     ("cuda-header-macro", "#define CUDART_VERSION 12000\n#undef __CUDA_RUNTIME_H__\n"),
     ("cuda-token-paste", "#define NAME(x) x##cuda\n#define HIP(fn) hip##fn\nint cuda = 1;\nauto n = cu;\n"),
     ("cuda-token-paste", "#define CAT(a, b) a##b\n#define CUDA CAT(cu, da)\n"),
+    ("cuda-token-paste", "#define KERNEL(n) cuda_##n##_kernel\n#define CAT(cu, x) cu##x\n"),
+    ("cuda-token-paste", "#define cu(fn) other(fn)\n#define CUDA_NAME(x) CUDA##x\n"),
     ("cuda-header-macro", "int v = CUDART_VERSION;\nprintf(\"%d\", __CUDA_API_VERSION);\n"),
     ("cuda-header-macro", "#ifdef CUDART_VERSION_X\n#endif\n// #ifdef __CUDA_RUNTIME_H__\n"),
     ("cuda-header-macro", "#ifndef __cuda_cuda_h__\n#define __cuda_cuda_h__ 1\n#define __CUDA_API_VERSION 5000\n"

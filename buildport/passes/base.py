@@ -1,7 +1,9 @@
-"""What every CMake pass gets: the tree, the edits, the options and the facts.
+"""What every CMake pass gets (the tree, the edits, the options and the facts), and the driver that runs them.
 
 Facts are gathered once, before any pass runs, by reading the whole file: which
 targets have CUDA sources, what simple variables hold, where HIP is introduced.
+A pass may add a fact a later one reads (where HIP is introduced, the programs
+``find_program`` found): the order of ``engine.CMAKE_PASSES`` says who comes first.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from buildport.syntax.cmake import CMakeFile, Command, Leaf
 
 @dataclass(slots=True)
 class Facts:
-    """What the file says, read before rewriting."""
+    """What the file says, read before rewriting (and what a pass learns for the passes after it)."""
 
     #: name → the set()/list(APPEND) commands that assign it, in order; read on demand by values_of
     assignments: dict[str, list[Command]] = field(default_factory=dict)
@@ -88,8 +90,8 @@ class Context:
     def mentions_cuda(self, command: Command) -> bool:
         """Does the command's original text hold a word some rule fires on (see :mod:`buildport.prescan`)?
 
-        A pass that acts only on such words skips the other commands without
-        splitting them into arguments.
+        The driver (:func:`handed`) hands a pass that acts only on such words the
+        commands that hold one; the others are never split into arguments.
         """
         mentions = self._mentions_by_start()
         known = mentions.get(command.start)
@@ -119,7 +121,7 @@ class Context:
         return self._present(self.tree.commands())
 
     def cuda_commands(self) -> list[Command]:
-        """Those of :meth:`commands` that :meth:`mentions_cuda`: all a pass needs that acts only on trigger words."""
+        """Those of :meth:`commands` that :meth:`mentions_cuda`: what the driver hands a pass of trigger words."""
         if self._cuda is None:
             mentions = self._mentions_by_start()
             self._cuda = [c for c in self.tree.commands() if mentions[c.start]]
@@ -319,6 +321,24 @@ def gather_file_facts(ctx: Context) -> None:
             if at + 1 < len(values) and values[at + 1] == "HIP":
                 if "PROPERTIES" in values:
                     facts.hip_sources.update(values[: values.index("PROPERTIES")])
+    if facts.located:
+        _aliases_of_located(facts)
+
+
+def _aliases_of_located(facts: Facts) -> None:
+    """``set(NCCL_LIBRARIES ${NCCL_LIBRARY})`` after ``find_library(NCCL_LIBRARY ...)``: the copy is the file's
+    own too (to a fixed point: a copy of a copy)."""
+    grown = True
+    while grown:
+        grown = False
+        for name, commands in facts.assignments.items():
+            if name in facts.located or any(c.identifier != "set" for c in commands):
+                continue
+            held = facts.values_of(name)
+            if held and len(held) == 1 and value_of(held[0])[2:-1] in facts.located and value_of(
+                    held[0]).startswith("${") and value_of(held[0]).count("${") == 1:
+                facts.located.add(name)
+                grown = True
 
 
 def gather_target_facts(ctx: Context) -> None:

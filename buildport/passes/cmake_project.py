@@ -258,14 +258,7 @@ class FindPackages:
         ctx.facts.found_in_place.add(lib.rocm_package)
         ctx.report(args[0].start, "cmake-find-package", Severity.INFO,
                    f"find_package({args[0].value}) → find_package({lib.rocm_package})", fixable=True)
-        if len(args) > 1 and value_of(args[1].value).upper() not in FIND_PACKAGE_KEYWORDS:
-            # find_package(cuDNN 8.0): cuDNN's version numbers are not MIOpen's (nor Thrust's rocThrust's)
-            ctx.edits.remove(args[1])
-            if len(args) > 2 and args[2].value == "EXACT":
-                ctx.edits.remove(args[2])
-            ctx.report(args[1].start, "cmake-find-package", Severity.INFO,
-                       f"the version {args[1].value} is {args[0].value}'s, not {lib.rocm_package}'s: removed",
-                       fixable=True)
+        _drop_version(ctx, args, lib.rocm_package)
         found = f"{value_of(args[0].value)}_FOUND"
         if ctx.text_holds(found) and not ctx.text_holds(f"set({found} "):
             # the project tests what the old package's module set (if(NCCL_FOUND)): the ROCm package's answer
@@ -273,6 +266,37 @@ class FindPackages:
             ctx.edits.insert_after(command, line)
             ctx.report(args[0].start, "cmake-find-package", Severity.INFO,
                        f"{found} → whether {lib.rocm_package} was found", fixable=True, replacement=line)
+
+
+def _drop_version(ctx: Context, args: list[Leaf], package: str) -> None:
+    """``find_package(cuDNN 8.0 [EXACT] [MODULE])`` asks for a version of NVIDIA's library, which is no version of
+    the ROCm package that replaces it (MIOpen 2.x or 3.x): the version goes, and so does ``MODULE`` (the ROCm
+    packages install config files, no find module). A variable in the version's place goes only when the file
+    sets it to a version; else it stays, reported."""
+    rest = args[1:]
+    head = value_of(rest[0].value) if rest else ""
+    if head and head.upper() not in FIND_PACKAGE_KEYWORDS:
+        variable = re.fullmatch(r"\$\{(\w+)\}", head)
+        held = ctx.facts.values_of(variable.group(1)) if variable else [head]
+        if held and len(held) == 1 and _VERSION.fullmatch(value_of(held[0])):
+            ctx.edits.remove(rest[0])
+            ctx.report(rest[0].start, "cmake-find-package", Severity.INFO,
+                       f"the version {rest[0].value} is {args[0].value}'s, not {package}'s: removed", fixable=True)
+            rest = rest[1:]
+            if rest and rest[0].value == "EXACT":
+                ctx.edits.remove(rest[0])
+                rest = rest[1:]
+        elif variable:
+            ctx.report(rest[0].start, "cmake-cuda-variable", Severity.WARNING,
+                       f"{rest[0].value}: if it holds a version of {args[0].value}, it is none of {package}'s",
+                       f"remove it, or give a version of {package}")
+    for arg in rest:
+        if arg.value == "MODULE":
+            ctx.edits.remove(arg)
+
+
+#: A version as find_package() takes it: ``8``, ``1.17.2``, a range ``2.7...<3``.
+_VERSION = re.compile(r"\d+(?:\.\d+)*(?:\.\.\.<?\d+(?:\.\d+)*)?")
 
 
 class LegacyCommands:

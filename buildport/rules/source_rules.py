@@ -667,12 +667,12 @@ API_FAMILIES: tuple[tuple[re.Pattern[str], str, str, str], ...] = (
     (re.compile(r"nvtx[A-Z]\w*|NVTX_\w+"), "library-different-api", "NVTX", "family"),
 )
 
-# Prefixes a macro pastes onto a name to make a CUDA API name (``cuda##fn``): the runtime's, the driver API's
-# and the math libraries'.
-CUDA_PASTE_PREFIXES: frozenset[str] = frozenset((
-    "cuda", "cu", "CU", "cuda_", "cublas", "cublasLt", "cufft", "curand", "cusparse", "cusolver", "cusolverDn",
-    "cudnn", "nccl", "nvrtc",
-))
+# What a macro pastes a name onto to make a CUDA API name: a prefix of the runtime's, the driver API's or a
+# library's (``cuda##fn``, ``cu##fn``, ``cublas##op``), or a longer start of one (``cudaMemcpy##Kind``,
+# ``cufftExec##T``).
+CUDA_PASTE_HEAD = re.compile(
+    r"(?:cuda|cublas(?:Lt)?|cufft|curand|cusparse|cusolver(?:Dn|Sp)?|cudnn|nccl|nvrtc|nvjpeg|npp|nvml|cupti"
+    r"|cuFile)(?:[A-Z]\w*)?|cu(?:[A-Z]\w*)?|CU")
 
 # Macros only CUDA's headers define (include guards, version macros) -> the macro ROCm's
 # counterpart header defines ("" where there is none to name: a version).

@@ -16,7 +16,7 @@ from itertools import compress
 from typing import NamedTuple
 
 from buildport.rules.source_rules import (
-    API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, CUDA_HEADER_MACROS, CUDA_PASTE_PREFIXES, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC,
+    API_FAMILIES, API_NAMES, ASYNC_STREAM_ARG, CUDA_HEADER_MACROS, CUDA_PASTE_HEAD, FLAG_NAMES, MASK_32BIT_CONSUMERS, SCOPED_ATOMIC,
     WARP_INTRINSICS,
 )
 from buildport.source.lex import CONDITIONALS, IDENT, NUMBER, STRING, int_value
@@ -93,7 +93,7 @@ class Matcher(WarpRules):
         handler = HANDLERS.get(name)
         if handler is not None:
             handler(self, i)
-        if name in CUDA_PASTE_PREFIXES and seq.directive == "define":
+        if seq.directive == "define" and seq.text(i + 1) == "##" and CUDA_PASTE_HEAD.fullmatch(name):
             self.token_paste(i)
         if name in API_NAMES:
             self.api_call(i, name)
@@ -297,8 +297,8 @@ class Matcher(WarpRules):
     def token_paste(self, i: int) -> None:
         """``cuda ## fn`` in a ``#define``: the names the macro makes are CUDA's, and no text hipify reads."""
         seq = self.seq
-        if seq.text(i + 1) != "##" or seq.text(i - 1) == "##":
-            return
+        if seq.text(i - 1) == "##" or i == 0 or seq.texts[i] in _macro_parameters(seq):
+            return  # the end of a pasted name, or a parameter that happens to be called cu
         pasted = seq.text(i + 2)
         self.add(i, "cuda-token-paste", f"`{seq.texts[i]}##{pasted}` in a macro makes CUDA API names",
                  once=f"paste {seq.texts[i]}")
@@ -330,9 +330,17 @@ def interesting(text: str) -> bool:
         return True
     if not (first.isalpha() or first == "_"):
         return False
-    return (text in _HANDLED or text in CUDA_PASTE_PREFIXES or text in API_NAMES or text in FLAG_NAMES or text in ASYNC_STREAM_ARG
+    return (text in _HANDLED or CUDA_PASTE_HEAD.fullmatch(text) is not None or text in API_NAMES or text in FLAG_NAMES or text in ASYNC_STREAM_ARG
             or text in WARP_INTRINSICS or _DEVICE_RUNTIME.fullmatch(text) is not None
             or SCOPED_ATOMIC.fullmatch(text) is not None or _FAMILY.fullmatch(text) is not None)
+
+
+def _macro_parameters(seq: Seq) -> frozenset[str]:
+    """The parameters of the function-like ``#define`` ``seq`` is (its tokens after the name)."""
+    texts = seq.texts
+    if texts[1:2] != ["("] or ")" not in texts:
+        return frozenset()
+    return frozenset(t for t in texts[2 : texts.index(")")] if t != ",")
 
 
 def match(seq: Seq, defined: frozenset[str] = frozenset()) -> list[Hit]:
