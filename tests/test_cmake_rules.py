@@ -141,3 +141,24 @@ def test_a_find_module_of_a_package_the_port_keeps_is_ported(path: str) -> None:
     text = "find_library(NVTX_LIBRARY nvToolsExt)\nset(NVTX_LIBS ${CUDA_CUDART_LIBRARY})\n"
     result = port_cmake(text, path, options=OPTS)
     assert result.text != text and "cmake-cuda-module" not in [f.rule for f in result.findings]
+
+
+def test_a_file_that_picks_rocm_itself_is_left_as_it_is() -> None:
+    """faiss's folders: ``if(FAISS_ENABLE_ROCM)`` links hip::host, ``else()`` CUDA::cudart (its root enables HIP
+    or CUDA). Porting the CUDA branch made both branches ROCm's: the CUDA build lost its runtime."""
+    text = ("if(FAISS_ENABLE_ROCM)\n  target_link_libraries(faiss_c PUBLIC hip::host roc::hipblas)\nelse()\n"
+            "  find_package(CUDAToolkit REQUIRED)\n  target_link_libraries(faiss_c PUBLIC CUDA::cudart CUDA::cublas)\n"
+            "endif()\n")
+    result = port_cmake(text, "c_api/gpu/CMakeLists.txt", options=OPTS)
+    assert result.text == text
+    assert [f.rule for f in result.findings] == ["cmake-hip-present"] and result.findings[0].line == 1
+
+
+@pytest.mark.parametrize("condition", ["CMAKE_HIP_COMPILER", "NOT DEFINED ROCM_PATH", "HIP_DEFAULT_ARCHITECTURES",
+                                       "TARGET roc::rocprim_hip", "USE_GPU"])
+def test_a_condition_that_is_no_rocm_switch_of_the_project_leaves_the_file_ported(condition: str) -> None:
+    """CMake's own HIP variables, and the conditions a port writes, say nothing of a ROCm build the project has."""
+    text = (f"if({condition})\n  target_link_libraries(app hip::host)\nendif()\n"
+            "target_link_libraries(app CUDA::cublas)\n")
+    result = port_cmake(text, "CMakeLists.txt", options=OPTS)
+    assert "roc::hipblas" in result.text and "cmake-hip-present" not in [f.rule for f in result.findings]

@@ -323,6 +323,25 @@ def gather_file_facts(ctx: Context) -> None:
                     facts.hip_sources.update(values[: values.index("PROPERTIES")])
     if facts.located:
         _aliases_of_located(facts)
+    if facts.has_hip_already is None and ("hip::" in ctx.tree.text or "roc::" in ctx.tree.text):
+        facts.has_hip_already = _rocm_branch(ctx)
+
+
+#: A variable of the project's own that says whether to build for ROCm (``USE_ROCM``, ``FAISS_ENABLE_ROCM``,
+#: ``WITH_HIP``), as an ``if()`` tests it; not CMake's (``CMAKE_HIP_COMPILER``) nor one a port writes itself
+#: (``ROCM_PATH``, ``HIP_DEFAULT_ARCHITECTURES``, ``HIP_KNOWS_gfx90a``).
+_ROCM_SWITCH = re.compile(
+    r"(?<![\w$])(?!CMAKE_|ROCM_PATH\b|HIP_DEFAULT_ARCHITECTURES\b|HIP_KNOWS_)[A-Z0-9_]*(?:ROCM|HIP)[A-Z0-9_]*(?![\w}])")
+
+
+def _rocm_branch(ctx: Context) -> Command | None:
+    """The first ``if()``/``elseif()`` that tests a ROCm switch of the project's own, in a file that links HIP's
+    targets (``hip::host``, ``roc::hipblas``): a file that picks its runtime itself, one branch ROCm's."""
+    text = ctx.tree.text
+    for command in ctx.commands():
+        if command.identifier in ("if", "elseif") and _ROCM_SWITCH.search(text, command.start, command.end):
+            return command
+    return None
 
 
 def _aliases_of_located(facts: Facts) -> None:
