@@ -25,6 +25,7 @@ from buildport.dual import is_dual
 from buildport.dual.compat import Usage
 from buildport.migrate import keep
 from buildport.migrate.asking import Answer
+from buildport.rules.cmake import HIP_ENABLED
 from buildport.rules.dual import COMPAT_FOLDER, DEFAULT_RUNTIME, RUNTIME_VARIABLE
 from buildport.source.carry import carried
 from buildport.migrate.cmakeapi import Configure, configures
@@ -91,6 +92,9 @@ class Plan:
     sources: SourceSet = field(default_factory=SourceSet)
     changes: list[Change] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    #: ``CMakeLists.txt:LINE`` where the project enables the HIP language itself ("" for another project): it
+    #: builds for ROCm already, and nothing of it is converted.
+    builds_for_hip: str = ""
     unreferenced: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     hip_version: tuple[int, int] | None = None  # the installed HIP's, for the source fixes that depend on it
@@ -284,7 +288,16 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     plan.unreferenced = [p for p in unreferenced(root, plan.sources, every)
                          if p.resolve() not in {e.resolve() for e in plan.extension_sources}]
     builtin = builtin_engine(engine, engine_path, engine_args)
-    _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
+    enabled = None if make_files or plan.keep_cuda else _builds_for_hip(root, cmake_files)
+    if enabled is None:
+        _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
+    else:
+        plan.builds_for_hip = f"{plan.relative(enabled[0])}:{enabled[1].line}"
+        plan.findings.append(Finding(
+            plan.relative(enabled[0]), enabled[1].line, enabled[1].col, "cmake-hip-present", Severity.WARNING,
+            "the project enables the HIP language itself: it builds for ROCm already, so its sources are not "
+            "converted and its build files are left as they are",
+            "configure it with its own ROCm option (the branch of this file that enables HIP)"))
     _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
     if plan.keep_cuda:
         keep.compat_folder(plan, str(engine))
@@ -374,6 +387,24 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
         plan.skipped.append((plan.relative(path), "a symbolic link; not followed, not written"))
         return True
     return False
+
+
+def _builds_for_hip(root: Path, cmake_files: list[Path]) -> tuple[Path, Finding] | None:
+    """The project's own CMakeLists.txt at ``root`` and the port's finding, where it enables the HIP language
+    itself (stdgpu's backends, faiss's FAISS_ENABLE_ROCM): the project builds for ROCm already. None for
+    another project, and for a CMake build a port made (it has nothing of CUDA left to review)."""
+    from buildport.engine import port_cmake
+
+    top = root / "CMakeLists.txt"
+    if top not in cmake_files:
+        return None
+    try:
+        text = read_source(str(top)).text
+        findings = port_cmake(text, str(top)).findings
+    except (InputError, ParseError, UnstableRewrite):
+        return None
+    found = next((f for f in findings if f.rule == "cmake-hip-present" and f.message.startswith(HIP_ENABLED)), None)
+    return None if found is None else (top, found)
 
 
 def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, int], None] | None,
