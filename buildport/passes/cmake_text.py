@@ -398,8 +398,9 @@ class Names:
             if command.identifier in ("set", "get_filename_component") and args and not _sets_rocm_root(ctx, command):
                 ctx.facts.kept.add(args[0].start)
                 ctx.report(args[0].start, "cmake-cuda-variable", Severity.WARNING,
-                           f"{args[0].value}: the project sets CUDA's root itself; kept under its CUDA name, so that "
-                           "it does not overwrite ROCM_PATH, HIP's root, which the port finds",
+                           f"{args[0].value}: the project sets this CUDA location itself; kept under its CUDA name, "
+                           f"so that it does not overwrite {location_target(args[0].value)}, ROCm's, which the port "
+                           "finds",
                            "point the code that reads it at ROCm, or drop it")
             for arg in args:
                 self._argument(ctx, arg)
@@ -415,13 +416,15 @@ class Names:
 
 
 def _sets_rocm_root(ctx: Context, command: Command) -> bool:
-    """Whether a set() or get_filename_component() that writes a CUDA root variable (which the port renames
-    ROCM_PATH) is not one (True), or sets it to what is ROCm's root once renamed: CUDA's usual place
-    (``/usr/local/cuda``) or another CUDA root variable. A CUDA root set otherwise (a compiler's folder, a
-    folder of the project's, a subfolder of CUDA's install, an environment variable that may be unset)
-    would overwrite ROCM_PATH, which the port finds: False."""
+    """Whether a set() or get_filename_component() that writes a CUDA location variable (one the port renames
+    ROCM_PATH, HIP_INCLUDE_DIRS, ...; ``ENV{CUDA_HOME}`` too) is not one (True), or sets it to what is ROCm's
+    once renamed (True): CUDA's usual place (``/usr/local/cuda``, with a subfolder for the folders below the
+    root) or another such variable. A CUDA location set otherwise (a compiler's folder, a folder of the
+    project's, NVIDIA's HPC SDK, an environment variable that may be unset) would overwrite the ROCm location
+    the port finds: False."""
     args = command.arguments()
-    if VARIABLES.get(args[0].value) != "ROCM_PATH":
+    target = location_target(args[0].value)
+    if target is None:
         return True
     if command.identifier != "set":
         return False  # get_filename_component(CUDA_DIR ...): computed from something else
@@ -434,16 +437,29 @@ def _sets_rocm_root(ctx: Context, command: Command) -> bool:
     if len(values) != 1:
         return False
     value = values[0]
-    reference = _WHOLE_REFERENCE.fullmatch(value)
+    reference = _LEADING_REFERENCE.match(value)
     if reference is not None:
-        kind, name = reference.groups()
-        return kind is None and VARIABLES.get(name) == "ROCM_PATH"
+        kind, referred = reference.groups()
+        whole = reference.end() == len(value)
+        return kind is None and VARIABLES.get(referred) in _LOCATIONS and (whole or target != "ROCM_PATH")
     root = CUDA_ROOT_LITERAL.search(value)
-    return root is not None and root.start() == 0 and root.end() == len(value)
+    return root is not None and root.start() == 0 and (root.end() == len(value) or target != "ROCM_PATH")
 
 
-#: A value that is one reference: ``${CUDA_PATH}``, ``$ENV{CUDA_HOME}``.
-_WHOLE_REFERENCE = re.compile(r"\$(ENV)?\{(\w+)\}")
+def location_target(name: str) -> str | None:
+    """The ROCm location variable the port renames the CUDA one ``name`` to (``ENV{CUDA_HOME}`` → ROCM_PATH);
+    None for another name."""
+    env = _ENV_NAME.fullmatch(name)
+    target = "ROCM_PATH" if env is not None and env.group(1) in CUDA_ENV_VARS else VARIABLES.get(name)
+    return target if target in _LOCATIONS else None
+
+
+#: The variables the port names CUDA's locations by (the root, its include, library and program folders).
+_LOCATIONS = frozenset({"ROCM_PATH", "HIP_INCLUDE_DIRS", "HIP_LIB_INSTALL_DIR", "HIP_BIN_INSTALL_DIR"})
+_ENV_NAME = re.compile(r"ENV\{(\w+)\}")
+#: A value that begins with one reference: ``${CUDA_PATH}``, ``$ENV{CUDA_HOME}``, ``${CUDA_PATH}/include``.
+_LEADING_REFERENCE = re.compile(r"\$(ENV)?\{(\w+)\}")
+
 
 
 def renamed(ctx: Context, text: str, at: int) -> str:
