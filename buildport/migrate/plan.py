@@ -43,10 +43,11 @@ from buildport.pipeline.discovery import (
 from buildport.pipeline.ignore import Ignore
 from buildport.pipeline.outcomes import FileOutcome
 from buildport.pipeline.port import port_files
-from buildport.source.scan import scan_source
+from buildport.source.scan import is_cuda_source, scan_source
 from buildport.source.fix import FIXES, full_mask_macros, port_source
 from buildport.source.references import (
-    INCLUDE_DIRECTIVE, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header, unreferenced,
+    INCLUDE_DIRECTIVE, SOURCE_SUFFIXES, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header,
+    unreferenced,
 )
 from buildport.textio import (
     NOT_READ, InputError, SourceText, digest, encode, file_kind, read_bytes, read_input, read_source,
@@ -96,6 +97,9 @@ class Plan:
     #: builds for ROCm already, and nothing of it is converted.
     builds_for_hip: str = ""
     unreferenced: list[Path] = field(default_factory=list)
+    #: C and C++ files (not .cu/.cuh) that hold CUDA but were not converted: no source of the build was found
+    #: to include them (an include resolved by a path of one configuration among several, say).
+    cuda_left: list[Path] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     hip_version: tuple[int, int] | None = None  # the installed HIP's, for the source fixes that depend on it
     hipify_failures: list[tuple[str, str]] = field(default_factory=list)
@@ -287,6 +291,7 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     _plan_setup_py(plan, options)
     plan.unreferenced = [p for p in unreferenced(root, plan.sources, every)
                          if p.resolve() not in {e.resolve() for e in plan.extension_sources}]
+    plan.cuda_left = _cuda_left(root, plan, ignore)
     builtin = builtin_engine(engine, engine_path, engine_args)
     enabled = None if make_files or plan.keep_cuda else _builds_for_hip(root, cmake_files)
     if enabled is None:
@@ -387,6 +392,27 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
         plan.skipped.append((plan.relative(path), "a symbolic link; not followed, not written"))
         return True
     return False
+
+
+def _cuda_left(root: Path, plan: Plan, ignore: Ignore | None) -> list[Path]:
+    """The C and C++ files below ``root`` that hold CUDA (a CUDA header, API or device code) and that the
+    migration does not convert (no source of the build was found to include them), for the report."""
+    used = plan.sources.all | {e.resolve() for e in plan.extension_sources}
+    left = []
+    for path in discover(root, lambda name: name.endswith(_C_SUFFIXES), ignore=ignore):
+        if path.resolve() in used or keep.is_compat_file(plan, path):
+            continue
+        try:
+            text = read_source(str(path)).text
+        except InputError:
+            continue
+        if is_cuda_source(str(path), text):
+            left.append(path)
+    return sorted(left)
+
+
+#: C and C++ files (CUDA's own suffixes are :func:`unreferenced`'s).
+_C_SUFFIXES = tuple(s for s in SOURCE_SUFFIXES if s not in (".cu", ".cuh"))
 
 
 def _builds_for_hip(root: Path, cmake_files: list[Path]) -> tuple[Path, Finding] | None:
@@ -801,6 +827,7 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
         "hip_version": None if plan.hip_version is None else ".".join(map(str, plan.hip_version)),
         "changed": changed, "remaining": remaining, "notes": notes,
         "unreferenced": [plan.relative(p) for p in plan.unreferenced],
+        "cuda_left": [plan.relative(p) for p in plan.cuda_left],
         "extension_sources": [plan.relative(p) for p in plan.extension_sources],
         "outside": [{"path": path, "named_in": named_in, "line": line} for path, named_in, line in outside(plan)],
         "skipped": [{"path": p, "why": w} for p, w in plan.skipped],
@@ -847,6 +874,12 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
     if plan.unreferenced:
         lines += ["", "## CUDA sources no build file references (not converted)", ""]
         lines += [f"- `{plan.relative(p)}`" for p in plan.unreferenced]
+    if plan.cuda_left:
+        lines += ["", "## C and C++ files that hold CUDA (not converted)", "",
+                  "No source the build compiles was found to include these (an include the build resolves by a "
+                  "folder of one configuration among several, say). If the build uses one, convert it by hand or "
+                  "with hipify (`#ifdef __CUDACC__` is false for HIP: hipify makes it `__HIPCC__`).", ""]
+        lines += [f"- `{plan.relative(p)}`" for p in plan.cuda_left]
     if plan.sources.outside:
         lines += ["", "## Files outside the project that the build uses (not converted, not copied)", "",
                   "The build or its sources name these by a path that leaves the project's folder. They were "

@@ -1,0 +1,32 @@
+"""migrate names the C and C++ files that hold CUDA and that it did not convert."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from buildport.cli import main
+
+MAKEFILE = "app: main.cu\n\tnvcc -o app main.cu\n"
+KERNEL = '#include "used.h"\n__global__ void k() {}\nint main() { k<<<1, 1>>>(); cudaDeviceSynchronize(); }\n'
+
+
+def test_c_and_cpp_files_with_cuda_that_nothing_converted_are_listed(tmp_path: Path) -> None:
+    """gpusnek's mpconfigport.h (``#ifdef __CUDACC__``), included through a folder of one port among many: not
+    converted, so its device functions were host functions for HIP. The report names it."""
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    (tmp_path / "main.cu").write_text(KERNEL)
+    (tmp_path / "used.h").write_text("#ifdef __CUDACC__\n#define HD __host__ __device__\n#endif\n")
+    config = tmp_path / "ports" / "gpu" / "config.h"
+    config.parent.mkdir(parents=True)
+    config.write_text("#ifdef __CUDACC__\n#define MAYBE __device__\n#else\n#define MAYBE\n#endif\n")
+    (tmp_path / "ports" / "gpu" / "plain.h").write_text("int helper(void);\n")
+    done = CliRunner().invoke(main, ["migrate", str(tmp_path), "--in-place", "--force"])
+    assert done.exit_code == 0, done.output
+    report = json.loads((tmp_path / "migration.json").read_text())
+    assert report["cuda_left"] == ["ports/gpu/config.h"]  # used.h was converted with main.cu; plain.h holds none
+    assert "__HIPCC__" in (tmp_path / "used.h").read_text()
+    text = (tmp_path / "MIGRATION.md").read_text()
+    assert "## C and C++ files that hold CUDA (not converted)" in text and "- `ports/gpu/config.h`" in text
