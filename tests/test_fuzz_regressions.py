@@ -195,7 +195,7 @@ def test_cmake_legacy_options_in_a_generator_expression(options: str, body: str)
 @pytest.mark.parametrize("text,line", [
     ('add_executable(app app.cu)\ntarget_compile_options(app PRIVATE "-DX=(" -Xcompiler -fPIC)\n',
      'target_compile_options(app PRIVATE "-DX=(" -fPIC)\n'),
-    ('list(APPEND CUDA_NVCC_FLAGS -Xcompiler "-DX=(")\n', 'list(APPEND HIP_COMPILE_OPTIONS "-DX=(" "")\n'),
+    ('list(APPEND CUDA_NVCC_FLAGS -Xcompiler "-DX=(")\n', 'list(APPEND HIP_COMPILE_OPTIONS "-DX=(")\n'),
     ('set(CMAKE_CUDA_FLAGS --compiler-options "-DX=(" -lineinfo)\n',
      'set(CMAKE_HIP_FLAGS "-DX=(" "" -gline-tables-only)\n'),
 ])  # fmt: skip
