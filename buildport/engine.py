@@ -25,7 +25,7 @@ from buildport.prescan import may_need_cmake_port, names_cuda_beyond_flags
 from buildport.dual import is_dual
 from buildport.rules.python import MARKER
 from buildport.result import Region, Result, UnstableRewrite
-from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER, CUDA_PACKAGES, HIP_ENABLED
+from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER, CUDA_PACKAGES
 from buildport.rules.libraries import LIBRARIES
 from buildport.syntax.cmake import Command, parse_cmake
 from buildport.syntax.errors import ParseError
@@ -86,9 +86,7 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
         assert at is not None
         if not ctx.cuda_commands() or _nothing_to_port(ctx):
             return Result(path, text, text)  # HIP only (a port's output, say): nothing of CUDA to review
-        enables = at.identifier in ("project", "enable_language") and at is ctx.facts.has_hip_already
         ctx.report(at.start, "cmake-hip-present", Severity.WARNING,
-                   HIP_ENABLED if enables else
                    "this file already supports HIP or picks its GPU language through a variable; left unchanged",
                    "review its CUDA branch by hand")
         return Result(path, text, text, ctx.findings)

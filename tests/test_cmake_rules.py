@@ -155,10 +155,24 @@ def test_a_file_that_picks_rocm_itself_is_left_as_it_is() -> None:
 
 
 @pytest.mark.parametrize("condition", ["CMAKE_HIP_COMPILER", "NOT DEFINED ROCM_PATH", "HIP_DEFAULT_ARCHITECTURES",
-                                       "TARGET roc::rocprim_hip", "USE_GPU"])
+                                       "TARGET roc::rocprim_hip", "USE_GPU", "CHIP_ID EQUAL 3", "HIPCC",
+                                       "ROCM_PATH_FOUND", "HIP_INCLUDE_DIRS"])
 def test_a_condition_that_is_no_rocm_switch_of_the_project_leaves_the_file_ported(condition: str) -> None:
     """CMake's own HIP variables, and the conditions a port writes, say nothing of a ROCm build the project has."""
     text = (f"if({condition})\n  target_link_libraries(app hip::host)\nendif()\n"
             "target_link_libraries(app CUDA::cublas)\n")
     result = port_cmake(text, "CMakeLists.txt", options=OPTS)
     assert "roc::hipblas" in result.text and "cmake-hip-present" not in [f.rule for f in result.findings]
+
+
+@pytest.mark.parametrize("switch", ["Kokkos_ENABLE_HIP", "USE_ROCm", "GPU_BACKEND STREQUAL HIP"])
+def test_rocm_switches_in_other_spellings_pick_the_runtime(switch: str) -> None:
+    text = f"if({switch})\n  target_link_libraries(app hip::host)\nelse()\n  target_link_libraries(app CUDA::cudart)\nendif()\n"
+    result = port_cmake(text, "CMakeLists.txt", options=OPTS)
+    assert result.text == text and [f.rule for f in result.findings] == ["cmake-hip-present"]
+
+
+def test_hip_targets_named_in_a_comment_only_are_no_rocm_build() -> None:
+    text = ("# on AMD this links hip::host\nif(USE_ROCM)\n  message(STATUS rocm)\nendif()\n"
+            "target_link_libraries(app CUDA::cublas)\n")
+    assert "roc::hipblas" in port_cmake(text, "CMakeLists.txt", options=OPTS).text

@@ -23,10 +23,13 @@ def test_c_and_cpp_files_with_cuda_that_nothing_converted_are_listed(tmp_path: P
     config.parent.mkdir(parents=True)
     config.write_text("#ifdef __CUDACC__\n#define MAYBE __device__\n#else\n#define MAYBE\n#endif\n")
     (tmp_path / "ports" / "gpu" / "plain.h").write_text("int helper(void);\n")
+    (tmp_path / "ports" / "hip" / "kernels.h").parent.mkdir(parents=True)
+    (tmp_path / "ports" / "hip" / "kernels.h").write_text("__global__ void k(float* x);\n")  # HIP's as much
     done = CliRunner().invoke(main, ["migrate", str(tmp_path), "--in-place", "--force"])
     assert done.exit_code == 0, done.output
     report = json.loads((tmp_path / "migration.json").read_text())
-    assert report["cuda_left"] == ["ports/gpu/config.h"]  # used.h was converted with main.cu; plain.h holds none
+    # used.h was converted with main.cu; plain.h holds no CUDA, kernels.h no name only CUDA has
+    assert report["cuda_left"] == ["ports/gpu/config.h"]
     assert "__HIPCC__" in (tmp_path / "used.h").read_text()
     text = (tmp_path / "MIGRATION.md").read_text()
     assert "## C and C++ files that hold CUDA (not converted)" in text and "- `ports/gpu/config.h`" in text

@@ -10,7 +10,6 @@ from buildport.cache.store import Cache, finding_to_json, findings_from_json
 from buildport.result import UnstableRewrite
 from buildport.options import MakeFacts
 from buildport.pipeline.ignore import Ignore
-from buildport.pipeline.hipprojects import hip_roots, left_for_the_project, project_of
 from buildport.pipeline.outcomes import FileOutcome
 from buildport.pipeline.pool import Workers
 from buildport.pipeline.run import MISS, Task, run
@@ -19,7 +18,7 @@ from buildport.source.hipify_tables import HipifyTables, installed_tables
 from buildport.syntax.errors import ParseError
 from buildport.textio import InputError, SourceText
 
-from buildport.audit.collect import CMAKE, MAKE, SOURCE, iter_collect
+from buildport.audit.collect import MAKE, SOURCE, iter_collect
 from buildport.audit.file import engines, audit_text
 from buildport.audit.results import AuditReport, FileAudit, RuleFilter
 
@@ -53,24 +52,10 @@ def audit(paths: Iterable[str], rules: RuleFilter = RuleFilter(), jobs: int = 1,
         if rules.select or rules.ignore:
             audited.keep_only([f for f in audited.findings if rules.wants(f.rule)])
         report.files.append(audited)
-    _leave_hip_projects(report)
     report.files.sort(key=lambda a: a.path)
     if index is not None:
         index.save()
     return report
-
-
-def _leave_hip_projects(report: AuditReport) -> None:
-    """What the port leaves below a CMakeLists.txt that enables HIP itself is said to be left here too (see
-    :mod:`buildport.pipeline.hipprojects`)."""
-    cmake = [a for a in report.files if a.kind == CMAKE]
-    roots = hip_roots((a.path, a.findings) for a in cmake)
-    if not roots:
-        return
-    for i, audited in enumerate(report.files):
-        root = project_of(audited.path, roots) if audited.kind == CMAKE and audited.findings else None
-        if root is not None:
-            report.files[i] = FileAudit(audited.path, CMAKE, [left_for_the_project(audited.path, root)])
 
 
 def _audit_all(items: Iterable[tuple[str, str]], jobs: int, cache: Cache | None,

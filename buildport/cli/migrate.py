@@ -105,10 +105,7 @@ def run_migration(directory: str, out: str | None, in_place: bool, force: bool, 
         if not plan.changes and not mapping and not keep.pending_files(plan):
             if not in_place:
                 completed(target)
-            if not quiet and plan.builds_for_hip:
-                click.echo(f"{target}: the project builds for HIP already ({plan.builds_for_hip} enables the HIP "
-                           "language); nothing converted: configure it with its own ROCm option")
-            elif not quiet:
+            if not quiet:
                 click.echo(f"{target}: already migrated; nothing to change")
             return EXIT_OK
         apply_renames(plan, mapping)

@@ -25,7 +25,7 @@ from buildport.dual import is_dual
 from buildport.dual.compat import Usage
 from buildport.migrate import keep
 from buildport.migrate.asking import Answer
-from buildport.rules.cmake import HIP_ENABLED
+from buildport.rules.source_rules import CUDA_IDENTIFIER
 from buildport.rules.dual import COMPAT_FOLDER, DEFAULT_RUNTIME, RUNTIME_VARIABLE
 from buildport.source.carry import carried
 from buildport.migrate.cmakeapi import Configure, configures
@@ -93,9 +93,6 @@ class Plan:
     sources: SourceSet = field(default_factory=SourceSet)
     changes: list[Change] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
-    #: ``CMakeLists.txt:LINE`` where the project enables the HIP language itself ("" for another project): it
-    #: builds for ROCm already, and nothing of it is converted.
-    builds_for_hip: str = ""
     unreferenced: list[Path] = field(default_factory=list)
     #: C and C++ files (not .cu/.cuh) that hold CUDA but were not converted: no source of the build was found
     #: to include them (an include resolved by a path of one configuration among several, say).
@@ -291,18 +288,9 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     _plan_setup_py(plan, options)
     plan.unreferenced = [p for p in unreferenced(root, plan.sources, every)
                          if p.resolve() not in {e.resolve() for e in plan.extension_sources}]
-    plan.cuda_left = _cuda_left(root, plan, ignore)
+    plan.cuda_left = [] if plan.keep_cuda else _cuda_left(root, plan, ignore)
     builtin = builtin_engine(engine, engine_path, engine_args)
-    enabled = None if make_files or plan.keep_cuda else _builds_for_hip(root, cmake_files)
-    if enabled is None:
-        _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
-    else:
-        plan.builds_for_hip = f"{plan.relative(enabled[0])}:{enabled[1].line}"
-        plan.findings.append(Finding(
-            plan.relative(enabled[0]), enabled[1].line, enabled[1].col, "cmake-hip-present", Severity.WARNING,
-            "the project enables the HIP language itself: it builds for ROCm already, so its sources are not "
-            "converted and its build files are left as they are",
-            "configure it with its own ROCm option (the branch of this file that enables HIP)"))
+    _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
     _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
     if plan.keep_cuda:
         keep.compat_folder(plan, str(engine))
@@ -406,31 +394,15 @@ def _cuda_left(root: Path, plan: Plan, ignore: Ignore | None) -> list[Path]:
             text = read_source(str(path)).text
         except InputError:
             continue
-        if is_cuda_source(str(path), text):
+        if CUDA_IDENTIFIER.search(text) and is_cuda_source(str(path), text):  # CUDA's own, not HIP's device code
             left.append(path)
     return sorted(left)
 
 
+#: How many of those files MIGRATION.md lists (a vendored library can hold thousands).
+_LISTED = 50
 #: C and C++ files (CUDA's own suffixes are :func:`unreferenced`'s).
 _C_SUFFIXES = tuple(s for s in SOURCE_SUFFIXES if s not in (".cu", ".cuh"))
-
-
-def _builds_for_hip(root: Path, cmake_files: list[Path]) -> tuple[Path, Finding] | None:
-    """The project's own CMakeLists.txt at ``root`` and the port's finding, where it enables the HIP language
-    itself (stdgpu's backends, faiss's FAISS_ENABLE_ROCM): the project builds for ROCm already. None for
-    another project, and for a CMake build a port made (it has nothing of CUDA left to review)."""
-    from buildport.engine import port_cmake
-
-    top = root / "CMakeLists.txt"
-    if top not in cmake_files:
-        return None
-    try:
-        text = read_source(str(top)).text
-        findings = port_cmake(text, str(top)).findings
-    except (InputError, ParseError, UnstableRewrite):
-        return None
-    found = next((f for f in findings if f.rule == "cmake-hip-present" and f.message.startswith(HIP_ENABLED)), None)
-    return None if found is None else (top, found)
 
 
 def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, int], None] | None,
@@ -879,7 +851,9 @@ def report(plan: Plan, options: Options) -> tuple[str, dict[str, object]]:
                   "No source the build compiles was found to include these (an include the build resolves by a "
                   "folder of one configuration among several, say). If the build uses one, convert it by hand or "
                   "with hipify (`#ifdef __CUDACC__` is false for HIP: hipify makes it `__HIPCC__`).", ""]
-        lines += [f"- `{plan.relative(p)}`" for p in plan.cuda_left]
+        lines += [f"- `{plan.relative(p)}`" for p in plan.cuda_left[:_LISTED]]
+        if len(plan.cuda_left) > _LISTED:
+            lines.append(f"- and {len(plan.cuda_left) - _LISTED} more (`migration.json`, `cuda_left`, lists them all)")
     if plan.sources.outside:
         lines += ["", "## Files outside the project that the build uses (not converted, not copied)", "",
                   "The build or its sources name these by a path that leaves the project's folder. They were "

@@ -17,7 +17,7 @@ from buildport.passes.cmake_edit import Edits
 from buildport.findings import Finding, Severity
 from buildport.options import Options
 from buildport.prescan import has_cmake_trigger, may_need_cmake_port, skipping, spans_with_trigger
-from buildport.rules.cmake import CUDA_SUFFIXES, TARGET_COMMANDS, TARGET_KEYWORDS
+from buildport.rules.cmake import CUDA_SUFFIXES, TARGET_COMMANDS, TARGET_KEYWORDS, VARIABLES
 from buildport.syntax.cmake import CMakeFile, Command, Leaf
 
 
@@ -327,19 +327,33 @@ def gather_file_facts(ctx: Context) -> None:
         facts.has_hip_already = _rocm_branch(ctx)
 
 
-#: A variable of the project's own that says whether to build for ROCm (``USE_ROCM``, ``FAISS_ENABLE_ROCM``,
-#: ``WITH_HIP``), as an ``if()`` tests it; not CMake's (``CMAKE_HIP_COMPILER``) nor one a port writes itself
-#: (``ROCM_PATH``, ``HIP_DEFAULT_ARCHITECTURES``, ``HIP_KNOWS_gfx90a``).
-_ROCM_SWITCH = re.compile(
-    r"(?<![\w$])(?!CMAKE_|ROCM_PATH\b|HIP_DEFAULT_ARCHITECTURES\b|HIP_KNOWS_)[A-Z0-9_]*(?:ROCM|HIP)[A-Z0-9_]*(?![\w}])")
+#: A word of a condition that names ROCm or HIP as a word of its own (``USE_ROCM``, ``FAISS_ENABLE_ROCM``,
+#: ``Kokkos_ENABLE_HIP``, ``WITH_HIP``; not ``HIPCC``, ``CHIP_ID``).
+_ROCM_WORD = re.compile(r"(?:^|_)(?:ROCM|ROCm|HIP)(?:_|$)")
+_CONDITION_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+#: The names a port writes, or renames CUDA's to: no switch of the project's.
+_PORT_WORDS = frozenset(VARIABLES.values()) | {"HIP_DEFAULT_ARCHITECTURES", "HIP_COMPILE_OPTIONS"}
+
+
+def _rocm_switch(word: str) -> bool:
+    """Whether ``word`` (of an ``if()``) is a ROCm switch of the project's own: not CMake's (``CMAKE_HIP_*``)
+    nor one a port writes or renames to (``ROCM_PATH``, ``HIP_INCLUDE_DIRS``, ``HIP_DEFAULT_ARCHITECTURES``)."""
+    return (_ROCM_WORD.search(word) is not None and not word.startswith(("CMAKE_", "ROCM_PATH", "HIP_KNOWS_"))
+            and word not in _PORT_WORDS)
 
 
 def _rocm_branch(ctx: Context) -> Command | None:
-    """The first ``if()``/``elseif()`` that tests a ROCm switch of the project's own, in a file that links HIP's
-    targets (``hip::host``, ``roc::hipblas``): a file that picks its runtime itself, one branch ROCm's."""
+    """The first ``if()``/``elseif()`` that tests a ROCm switch of the project's own, in a file whose commands
+    link HIP's targets (``hip::host``, ``roc::hipblas``): a file that picks its runtime itself, one branch ROCm's."""
     text = ctx.tree.text
-    for command in ctx.commands():
-        if command.identifier in ("if", "elseif") and _ROCM_SWITCH.search(text, command.start, command.end):
+    commands = ctx.commands()
+    if not any("hip::" in text[c.start : c.end] or "roc::" in text[c.start : c.end] for c in commands):
+        return None  # named in a comment only
+    for command in commands:
+        if command.identifier in ("if", "elseif") and any(
+                _rocm_switch(w) for w in _CONDITION_WORD.findall(text, command.start, command.end)):
             return command
     return None
 

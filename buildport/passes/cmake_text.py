@@ -444,7 +444,8 @@ def _sets_rocm_root(ctx: Context, command: Command) -> bool:
             break
         values.append(value.rstrip("/"))
     if len(values) != 1:
-        return False
+        # a root is one folder; a folder list (set(CUDA_INCLUDE_DIRS ${CUDA_INCLUDE_DIRS} extra)) is renamed whole
+        return target != "ROCM_PATH"
     value = values[0]
     reference = _LEADING_REFERENCE.match(value)
     if reference is not None:

@@ -18,7 +18,6 @@ from buildport.passes.package_scopes import extra_packages
 from buildport.rules.cmake import FIND_HIP
 from buildport.textio import InputError, SourceText, decode, digest, encode, read_source
 from buildport.pipeline.discovery import unique_files
-from buildport.pipeline.hipprojects import hip_roots, left_for_the_project, project_of
 from buildport.pipeline.outcomes import FileOutcome, Run
 from buildport.pipeline.pool import Workers
 from buildport.pipeline.run import MISS, Task, run as run_files
@@ -85,7 +84,6 @@ def _port_files(
     run = Run(run_files(items, PortWork(options, kind), workers, cache, known, None, read))
     if kind != "cmake":
         return run
-    _leave_hip_projects(run)
     if len(run.outcomes) < 2 or not any(o.result is not None and o.result.packages for o in run.outcomes):
         return run
     linked = [o.result.packages if o.result is not None else set() for o in run.outcomes]
@@ -105,20 +103,6 @@ def _port_files(
         for i, outcome in zip(indices, redone):
             run.outcomes[i] = outcome
     return run
-
-
-def _leave_hip_projects(run: Run) -> None:
-    """The files below a CMakeLists.txt that enables HIP itself are left as it is (see
-    :mod:`buildport.pipeline.hipprojects`)."""
-    roots = hip_roots((o.path, o.result.findings) for o in run.outcomes if o.result is not None)
-    for outcome in run.outcomes:
-        result, source = outcome.result, outcome.source
-        if result is None or source is None or not (result.changed or result.findings):
-            continue
-        root = project_of(outcome.path, roots)
-        if root is not None:
-            outcome.result = Result.unchanged(source, [left_for_the_project(source.path, root)])
-            outcome.recompute = None
 
 
 def _finds_cuda(result: Result) -> bool:

@@ -132,10 +132,8 @@ RULES: tuple[BuildRule, ...] = (
               "CMake CMAKE_<LANG>_COMPILER"),
     BuildRule("cmake-hip-present", "HIP support already present", WARNING, "cmake", "no",
               "The file already enables HIP, picks its GPU language through a variable, or tests a ROCm switch "
-              "of the project's own where it links HIP's targets; buildport leaves it as it is and its CUDA "
-              "branch needs review. Where a CMakeLists.txt enables the HIP language itself, the project builds "
-              "for ROCm already: the CMake files below it are left too (info), and `migrate` of the project "
-              "converts nothing and says to configure it with its own ROCm option.", "buildport engine"),
+              "of the project's own (`if(USE_ROCM)`) where its commands link HIP's targets; buildport leaves it "
+              "as it is and its CUDA branch needs review.", "buildport engine"),
     BuildRule("dual-branch-unported", "A change the dual build could not branch", WARNING, "build", "no",
               "`migrate --keep-cuda` writes each change of the port as a branch of the GPU_RUNTIME switch; where "
               "no whole block holds the change in both spellings, the line stays as the project wrote it (for "

@@ -29,9 +29,6 @@ CUDA_PACKAGES: dict[str, str] = {
     "cuda": "", "cudatoolkit": "", "thrust": "thrust", "cub": "cub", "cccl": "thrust",
     "cudnn": "cudnn", "nccl": "nccl",
 }
-#: What the port says of a file that enables the HIP language itself (``project(... HIP)``, ``enable_language(HIP)``):
-#: a project that builds for HIP already, whose other files :mod:`buildport.pipeline.hipprojects` leaves too.
-HIP_ENABLED = "this file enables the HIP language already; left unchanged"
 #: find_package()'s keywords (cmake find_package(1)): a second argument that is none of them is a version.
 FIND_PACKAGE_KEYWORDS: frozenset[str] = frozenset("""
     EXACT QUIET MODULE CONFIG NO_MODULE REQUIRED COMPONENTS OPTIONAL_COMPONENTS REGISTRY_VIEW GLOBAL
