@@ -26,7 +26,7 @@ from buildport.dual import is_dual
 from buildport.rules.python import MARKER
 from buildport.result import Region, Result, UnstableRewrite
 from buildport.rules.cmake import CUDA_MODULE_FILES, CUDA_MODULE_FOLDER, CUDA_PACKAGES
-from buildport.rules.libraries import LIBRARIES
+from buildport.rules.libraries import named
 from buildport.syntax.cmake import Command, parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.textio import spliced
@@ -112,7 +112,7 @@ def _replaced_find_module(file_name: str) -> str | None:
     kind = CUDA_PACKAGES.get(file_name[4:-6].lower())
     if not kind:
         return None  # not a package the port replaces; FindCUDA(Toolkit).cmake are CMake's own (above)
-    return next(lib.rocm_package for lib in LIBRARIES if lib.name == kind)
+    return named(kind).rocm_package
 
 
 def _host_project(commands: list[Command], text: str) -> bool:

@@ -14,7 +14,7 @@ from buildport.rules.cmake import (
     CMAKE_DEFAULT_STANDARD, CUDA_PACKAGES, FIND_PACKAGE_KEYWORDS, HIP_MIN_VERSION, LEGACY_COMMANDS,
     LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
 )
-from buildport.rules.libraries import LIBRARIES
+from buildport.rules.libraries import LIBRARIES, named
 from buildport.syntax.cmake import Command, Leaf
 
 
@@ -248,7 +248,7 @@ class FindPackages:
 
     @staticmethod
     def _library_package(ctx: Context, command: Command, kind: str) -> None:
-        lib = next(lib for lib in LIBRARIES if lib.name == kind)
+        lib = named(kind)
         args = command.arguments()
         ctx.edits.replace(args[0], lib.rocm_package)
         if lib.links_hip_device and not any(
@@ -325,7 +325,7 @@ class LegacyCommands:
                            f"thrust_create_target({target}) → an interface target linking roc::rocthrust",
                            fixable=True, replacement=line)
             elif name in LEGACY_LINK_HELPERS:
-                lib = next(lib for lib in LIBRARIES if lib.name == LEGACY_LINK_HELPERS[name])
+                lib = named(LEGACY_LINK_HELPERS[name])
                 target = command.arguments()[0].value if command.arguments() else "<target>"
                 ctx.edits.rewrite_command(command, f"target_link_libraries({target} {lib.cmake_link})")
                 ctx.facts.packages.add(lib.rocm_package)

@@ -159,6 +159,11 @@ BY_LEGACY_VAR: dict[str, Library] = {v: lib for lib in LIBRARIES for v in lib.le
 BY_ROCM_TARGET: dict[str, Library] = {lib.rocm_target: lib for lib in LIBRARIES if lib.rocm_target}
 
 
+def named(name: str) -> Library:
+    """The built-in row called ``name`` (a ``CUDA_PACKAGES`` kind, the library a legacy link helper links)."""
+    return next(lib for lib in LIBRARIES if lib.name == name)
+
+
 def extend(rows: list[Library]) -> None:
     """Add user rows; they take precedence over the built-in ones."""
     for lib in rows:
