@@ -46,8 +46,8 @@ from buildport.pipeline.port import port_files
 from buildport.source.scan import is_cuda_source, scan_source
 from buildport.source.fix import FIXES, full_mask_macros, port_source
 from buildport.source.references import (
-    INCLUDE_DIRECTIVE, SOURCE_SUFFIXES, SourceSet, add_headers, cmake_sources, inside, make_sources, project_header,
-    unreferenced,
+    CUDA_SUFFIXES, INCLUDE_DIRECTIVE, SOURCE_SUFFIXES, SourceSet, add_headers, cmake_sources, inside, make_sources,
+    project_header, unreferenced,
 )
 from buildport.textio import (
     NOT_READ, InputError, SourceText, digest, encode, file_kind, read_bytes, read_input, read_source,
@@ -283,12 +283,14 @@ def make_plan(root: Path, options: Options, engine_path: str | None, jobs: int,
     if "cmake" in ask:
         _ask_cmake(plan, [p for p in plan.build_files if is_cmake_file(p.name)])
     add_headers(plan.sources, root)
-    every = [p for p in discover(root, lambda name: name.endswith((".cu", ".cuh")), ignore=ignore)]
+    sources = list(discover(root, lambda name: name.endswith(SOURCE_SUFFIXES), ignore=ignore))  # one walk for both
+    every = [p for p in sources if p.suffix in CUDA_SUFFIXES]
     plan.setup_files = [p for p in setup_files if not _link_out(p, root, plan)]
     _plan_setup_py(plan, options)
     plan.unreferenced = [p for p in unreferenced(root, plan.sources, every)
                          if p.resolve() not in {e.resolve() for e in plan.extension_sources}]
-    plan.cuda_left = [] if plan.keep_cuda else _cuda_left(root, plan, ignore)
+    c_files = [p for p in sources if p.suffix not in CUDA_SUFFIXES]
+    plan.cuda_left = [] if plan.keep_cuda else _cuda_left(plan, c_files)
     builtin = builtin_engine(engine, engine_path, engine_args)
     _plan_sources(plan, engine, jobs, progress, engine_timeout, engine_args, builtin)
     _plan_build(plan, options, cmake_files, make_files, beyond + left_out, originals)
@@ -382,12 +384,12 @@ def _link_out(path: Path, root: Path, plan: Plan) -> bool:
     return False
 
 
-def _cuda_left(root: Path, plan: Plan, ignore: Ignore | None) -> list[Path]:
-    """The C and C++ files below ``root`` that hold CUDA (a CUDA header, API or device code) and that the
-    migration does not convert (no source of the build was found to include them), for the report."""
+def _cuda_left(plan: Plan, files: list[Path]) -> list[Path]:
+    """Those of ``files`` (the C and C++ files of the tree) that hold CUDA (a name only CUDA has, in code) and
+    that the migration does not convert (no source of the build was found to include them), for the report."""
     used = plan.sources.all | {e.resolve() for e in plan.extension_sources}
     left = []
-    for path in discover(root, lambda name: name.endswith(_C_SUFFIXES), ignore=ignore):
+    for path in files:
         if path.resolve() in used or keep.is_compat_file(plan, path):
             continue
         try:
@@ -401,8 +403,6 @@ def _cuda_left(root: Path, plan: Plan, ignore: Ignore | None) -> list[Path]:
 
 #: How many of those files MIGRATION.md lists (a vendored library can hold thousands).
 _LISTED = 50
-#: C and C++ files (CUDA's own suffixes are :func:`unreferenced`'s).
-_C_SUFFIXES = tuple(s for s in SOURCE_SUFFIXES if s not in (".cu", ".cuh"))
 
 
 def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, int], None] | None,

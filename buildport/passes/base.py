@@ -368,8 +368,8 @@ def _aliases_of_located(facts: Facts) -> None:
             if name in facts.located or any(c.identifier != "set" for c in commands):
                 continue
             held = facts.values_of(name)
-            if held and len(held) == 1 and value_of(held[0])[2:-1] in facts.located and value_of(
-                    held[0]).startswith("${") and value_of(held[0]).count("${") == 1:
+            value = value_of(held[0]) if held and len(held) == 1 else ""
+            if value.startswith("${") and value.endswith("}") and value.count("${") == 1 and value[2:-1] in facts.located:
                 facts.located.add(name)
                 grown = True
 

@@ -108,8 +108,8 @@ class Flags:
             if leaves:
                 before = [ctx.edits.text_of(leaf) for leaf in leaves]
                 translate_leaves(ctx, leaves)
-                emptied = _emptied(ctx, command) if before != [ctx.edits.text_of(leaf) for leaf in leaves] else False
-                if emptied:
+                changed = before != [ctx.edits.text_of(leaf) for leaf in leaves]
+                if changed and _emptied(ctx, command):
                     ctx.edits.remove_command(command)  # set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS}") would be left
                 elif command.identifier in FLAG_COMMANDS or _appends(command):
                     # an option whose every flag went is no option; a piece of a string(APPEND) that held only
@@ -121,8 +121,8 @@ class Flags:
 
 def _appends(command: Command) -> bool:
     """``string(APPEND VAR ...)`` or ``list(APPEND VAR ...)``: each argument a piece of its own."""
-    return command.identifier in ("string", "list") and command.arguments()[:1] != [] and \
-        command.arguments()[0].value == "APPEND"
+    head = command.arguments()[:1] if command.identifier in ("string", "list") else []
+    return bool(head) and head[0].value == "APPEND"
 
 
 def _emptied(ctx: Context, command: Command) -> bool:
