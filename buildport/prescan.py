@@ -39,7 +39,8 @@ def cmake_words() -> list[str]:
     for table in (
         cmake_rules.VARIABLES, cmake_rules.LEGACY_SWITCHES, cmake_rules.REPORTED_VARIABLES,
         cmake_rules.PROPERTIES, cmake_rules.LEGACY_COMMANDS, cmake_rules.LEGACY_LINK_HELPERS,
-        cmake_rules.MANUAL_COMMANDS, cmake_rules.GENEX_RENAMES, cmake_rules.COMPILER_IDS,
+        cmake_rules.MANUAL_COMMANDS, cmake_rules.LEGACY_OBJECT_COMMANDS, cmake_rules.LEGACY_LOOKUPS,
+        cmake_rules.GENEX_RENAMES, cmake_rules.COMPILER_IDS,
         cmake_rules.FLAG_VARIABLES,
     ):  # fmt: skip
         words += table

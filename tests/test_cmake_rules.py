@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from buildport.engine import port_cmake
+from buildport.findings import Severity
 from buildport.passes.base import Options
 from buildport.rules.cmake import CMAKE_DEFAULT_STANDARD
 
@@ -176,3 +177,52 @@ def test_hip_targets_named_in_a_comment_only_are_no_rocm_build() -> None:
     text = ("# on AMD this links hip::host\nif(USE_ROCM)\n  message(STATUS rocm)\nendif()\n"
             "target_link_libraries(app CUDA::cublas)\n")
     assert "roc::hipblas" in port_cmake(text, "CMakeLists.txt", options=OPTS).text
+
+
+def test_cu_files_a_list_gets_from_another_file_are_marked_from_the_targets_sources() -> None:
+    """caffe: ``list(APPEND srcs ${cuda_objs} ${cuda})`` with ``cuda`` set by a function of another file: the
+    target built of ``srcs`` gets its .cu files marked HIP where CMake has them."""
+    text = ("pick_sources(${PROJECT_SOURCE_DIR})\nfind_package(CUDA)\nlist(APPEND srcs ${cuda})\n"
+            "add_library(core ${srcs})\n")
+    result = port_cmake(text, "src/CMakeLists.txt", options=OPTS)
+    assert "get_target_property(hip_cu_sources core SOURCES)" in result.text
+
+
+def test_a_glob_pattern_handed_to_a_function_is_no_source_to_mark() -> None:
+    text = 'find_package(CUDA)\nmy_source_group("Cuda" GLOB "${root}/src/*.cu")\n'
+    result = port_cmake(text, "CMakeLists.txt", options=OPTS)
+    assert "set_source_files_properties" not in result.text
+
+
+@pytest.mark.parametrize("command", ["get_filename_component(dir ${CUDA_CUDART_LIBRARY} PATH)",
+                                     "cmake_path(GET CUDA_curand_LIBRARY PARENT_PATH dir)"])
+def test_a_library_path_in_a_path_command_is_kept_not_made_a_target(command: str) -> None:
+    result = port_cmake(f"find_package(CUDA)\n{command}\n", "CMakeLists.txt", options=OPTS)
+    line = next(line for line in result.text.splitlines() if line.startswith(command.split("(")[0]))
+    assert "::" not in line and "CUDA" in line
+
+
+def test_a_library_path_the_toolkit_no_longer_sets_stays_one_argument() -> None:
+    """Without CUDA's toolkit ``${CUDA_CUDART_LIBRARY}`` is empty: unquoted, get_filename_component would be
+    called with an argument too few (a configure error); quoted, it is an empty path."""
+    result = port_cmake("find_package(CUDA)\nget_filename_component(dir ${CUDA_CUDART_LIBRARY} PATH)\n",
+                        "CMakeLists.txt", options=OPTS)
+    assert 'get_filename_component(dir "${CUDA_CUDART_LIBRARY}" PATH)' in result.text
+    assert "cmake-library-path" in [f.rule for f in result.findings]
+
+
+def test_findcudas_own_library_lookup_goes() -> None:
+    result = port_cmake("find_package(CUDA)\nfind_cuda_helper_libs(curand)\nfind_cuda_helper_libs(nppc)\n"
+                        "target_link_libraries(app ${CUDA_curand_LIBRARY})\n", "CMakeLists.txt", options=OPTS)
+    assert "find_cuda_helper_libs" not in result.text and "hip::hiprand" in result.text
+    rules = [(f.rule, f.severity) for f in result.findings if "find_cuda_helper_libs" in f.message]
+    assert rules == [("cmake-legacy-command", Severity.INFO), ("cmake-library-unported", Severity.WARNING)]
+
+
+def test_cuda_compile_makes_its_sources_hip_and_names_them_for_the_target() -> None:
+    text = ("find_package(CUDA)\nlist(APPEND CUDA_NVCC_FLAGS -Xcompiler -fPIC)\n"
+            'cuda_compile(objs a.cu "b c.cu" SHARED OPTIONS -G --use_fast_math)\nadd_library(l ${objs} host.cpp)\n')
+    result = port_cmake(text, "CMakeLists.txt", options=OPTS)
+    assert ('set_source_files_properties(a.cu "b c.cu" PROPERTIES LANGUAGE HIP)\n'
+            'set_property(SOURCE a.cu "b c.cu" APPEND PROPERTY COMPILE_OPTIONS ${HIP_COMPILE_OPTIONS} -g -O0 '
+            '-ffast-math)\nset(objs a.cu "b c.cu")\n') in result.text

@@ -78,6 +78,18 @@ def test_headers_hipify_leaves_become_hips() -> None:
     assert port_source(new) == (new, {})
 
 
+def test_cuda_device_headers_with_common_names_are_renamed_in_angle_brackets_only() -> None:
+    """caffe's math_functions.cu: `#include <math_functions.h>` (CUDA's, for fabs) is left by hipify-perl; a
+    project's own "math_functions.h" is its own."""
+    text = ('#include <hip/hip_runtime.h>\n#include <math_functions.h>  // fabs\n#include <sm_35_intrinsics.h>\n'
+            '#include "math_functions.h"\n')
+    new, fixes = port_source(text)
+    assert fixes == {"headers": 2}
+    assert new == ('#include <hip/hip_runtime.h>\n#include <hip/hip_runtime.h>  // fabs\n'
+                   '#include <hip/hip_runtime.h>\n#include "math_functions.h"\n')
+    assert port_source(new) == (new, {})
+
+
 def test_a_kernel_file_without_the_runtime_header_gets_it() -> None:
     """nvcc includes cuda_runtime.h in every .cu file; hipify adds hip_runtime.h only where it converts."""
     kernel = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n'

@@ -172,3 +172,53 @@ def test_paths_made_by_get_filename_component_are_followed(tmp_path: Path) -> No
         "src/lib/a.cu": "", "src/kernels/k.cu": "", "src/lib/more.cu": "", "other/o.cu": "",
     })  # fmt: skip
     assert _found(tmp_path) == {"src/lib/a.cu", "src/kernels/k.cu", "src/lib/more.cu", "other/o.cu"}
+
+
+def test_a_function_that_globs_from_its_parameter_hands_its_list_to_the_caller(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "list(APPEND CMAKE_MODULE_PATH ${PROJECT_SOURCE_DIR}/cmake)\ninclude(Sources)\n"
+                          "add_subdirectory(src)\n",
+        "cmake/Sources.cmake": "function(collect root)\n  file(GLOB_RECURSE cuda ${root}/src/*.cu)\n"
+                               "  set(cuda ${cuda} PARENT_SCOPE)\nendfunction()\n",
+        "src/CMakeLists.txt": "collect(${PROJECT_SOURCE_DIR})\nadd_library(l ${cuda})\n",
+        "src/a.cu": "", "src/deep/b.cu": "", "other/c.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"src/a.cu", "src/deep/b.cu"}
+
+
+def test_a_function_scope_ends_with_the_call_and_parent_scope_sets_the_callers_variable(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "function(pick out dir)\n  set(local ${dir})\n"
+                          "  set(${out} ${CMAKE_CURRENT_SOURCE_DIR}/${dir}/y.cu PARENT_SCOPE)\nendfunction()\n"
+                          "pick(chosen b)\nadd_library(l ${chosen} ${local}/x.cu)\n",
+        "b/x.cu": "", "b/y.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"b/y.cu"}  # `local` was the function's own
+
+
+def test_a_macro_binds_its_parameters_and_sets_in_the_callers_scope(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "macro(kernels_of dir)\n  file(GLOB found ${dir}/*.cu)\n  list(APPEND all ${found})\n"
+                          "endmacro()\nkernels_of(one)\nkernels_of(${CMAKE_CURRENT_SOURCE_DIR}/two)\n"
+                          "add_library(l ${all})\n",
+        "one/a.cu": "", "two/b.cu": "", "three/c.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"one/a.cu", "two/b.cu"}
+
+
+def test_parsed_arguments_and_argn_reach_a_functions_body(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "function(gpu_library name)\n  cmake_parse_arguments(ARG \"STATIC\" \"DIR\" \"GLOBS\" ${ARGN})\n"
+                          "  foreach(g IN LISTS ARG_GLOBS)\n  endforeach()\n  file(GLOB srcs ${ARG_DIR}/${ARG_GLOBS})\n"
+                          "  add_library(${name} ${srcs})\nendfunction()\n"
+                          "function(forward)\n  gpu_library(${ARGN})\nendfunction()\n"
+                          "forward(k STATIC DIR kern GLOBS *.cu)\n",
+        "kern/a.cu": "", "kern/b.cpp": "", "else/c.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"kern/a.cu"}
+
+
+def test_a_recursive_function_ends(tmp_path: Path) -> None:
+    _tree(tmp_path, {"CMakeLists.txt": "function(f d)\n  f(${d}/x)\n  add_library(l ${d}/a.cu)\nendfunction()\nf(k)\n",
+                     "k/a.cu": ""})
+    assert _found(tmp_path) == {"k/a.cu"}

@@ -12,9 +12,9 @@ from buildport.passes.cmake_text import renamed
 from buildport.rules.arch import CACHE_HELP, CMAKE_DEFAULT_TARGETS, CMAKE_KNOWN_TARGETS
 from buildport.rules.cmake import (
     CMAKE_DEFAULT_STANDARD, CUDA_PACKAGES, FIND_PACKAGE_KEYWORDS, HIP_MIN_VERSION, LEGACY_COMMANDS,
-    LEGACY_LINK_HELPERS, MANUAL_COMMANDS,
+    LEGACY_LINK_HELPERS, LEGACY_LOOKUPS, LEGACY_OBJECT_COMMANDS, MANUAL_COMMANDS,
 )
-from buildport.rules.libraries import LIBRARIES, named
+from buildport.rules.libraries import BY_LINK_NAME, LIBRARIES, named
 from buildport.syntax.cmake import Command, Leaf
 
 
@@ -295,6 +295,9 @@ def _drop_version(ctx: Context, args: list[Leaf], package: str) -> None:
             ctx.edits.remove(arg)
 
 
+#: What ends the sources of cuda_compile(): a library kind, or the nvcc options.
+_OBJECT_KEYWORDS = frozenset({"STATIC", "SHARED", "MODULE", "OPTIONS"})
+
 #: A version as find_package() takes it: ``8``, ``1.17.2``, a range ``2.7...<3``.
 _VERSION = re.compile(r"\d+(?:\.\d+)*(?:\.\.\.<?\d+(?:\.\d+)*)?")
 
@@ -302,7 +305,7 @@ _VERSION = re.compile(r"\d+(?:\.\d+)*(?:\.\.\.<?\d+(?:\.\d+)*)?")
 class LegacyCommands:
     description = "FindCUDA commands: cuda_add_executable → add_executable and friends; report the rest"
     visits = Visits(frozenset(LEGACY_COMMANDS) | {"thrust_create_target"} | frozenset(LEGACY_LINK_HELPERS)
-                    | frozenset(MANUAL_COMMANDS), triggered=False)
+                    | frozenset(MANUAL_COMMANDS) | LEGACY_OBJECT_COMMANDS | LEGACY_LOOKUPS, triggered=False)
 
     def run(self, ctx: Context, commands: list[Command]) -> None:
         for command in commands:
@@ -329,9 +332,65 @@ class LegacyCommands:
                 target = command.arguments()[0].value if command.arguments() else "<target>"
                 ctx.edits.rewrite_command(command, f"target_link_libraries({target} {lib.cmake_link})")
                 ctx.facts.packages.add(lib.rocm_package)
+            elif name in LEGACY_OBJECT_COMMANDS:
+                self._objects(ctx, command)
+            elif name in LEGACY_LOOKUPS:
+                self._lookup(ctx, command)
             elif name in MANUAL_COMMANDS:
                 ctx.report(command.start, "cmake-manual-command", Severity.WARNING,
                            f"{command.name.value}() has no HIP translation", MANUAL_COMMANDS[name])
+
+    @staticmethod
+    def _objects(ctx: Context, command: Command) -> None:
+        """``cuda_compile(OUT sources... [STATIC|SHARED|MODULE] [OPTIONS flags...])`` built objects with nvcc, which
+        OUT named for a target: the sources become HIP sources (with the nvcc flags FindCUDA gave them, translated),
+        and OUT names them, so that a target listing OUT compiles them."""
+        args = command.arguments()
+        values = [value_of(a.value) for a in args]
+        if len(args) < 2:
+            ctx.report(command.start, "cmake-manual-command", Severity.WARNING,
+                       f"{command.name.value}() with no sources", "add the sources to a target with LANGUAGE HIP")
+            return
+        end = next((i for i, v in enumerate(values) if i and v in _OBJECT_KEYWORDS), len(args))
+        out, sources = args[0], args[1:end]
+        at = values.index("OPTIONS", end) if "OPTIONS" in values[end:] else len(args)
+        options = [(arg.start, w) for arg in args[at + 1 :] for w in _quoted_words(ctx.edits.text_of(arg))]
+        translated, _ = translate_flag_words([w for _, w in options], [])
+        kept = [renamed(ctx, w, start) for (start, old), new in zip(options, translated)
+                for w in ([old] if new is None else new.split())]
+        flags = ["${HIP_COMPILE_OPTIONS}"] if ctx.text_holds("CUDA_NVCC_FLAGS") else []
+        flags += [f'"{w}"' if any(c in w for c in " ;") else w for w in kept]
+
+        def text() -> str:
+            files = " ".join(ctx.edits.text_of(a) for a in sources)
+            lines = [f"set_source_files_properties({files} PROPERTIES LANGUAGE HIP)"]
+            if flags:
+                lines.append(f"set_property(SOURCE {files} APPEND PROPERTY COMPILE_OPTIONS {' '.join(flags)})")
+            lines.append(f"set({ctx.edits.text_of(out)} {files})")
+            return "\n".join(lines)
+
+        ctx.edits.rewrite_command(command, text)
+        ctx.report(command.start, "cmake-legacy-command", Severity.INFO,
+                   f"{command.name.value}({out.value} ...): its sources compiled as HIP by the targets that list "
+                   f"{out.value}", fixable=True)
+
+    @staticmethod
+    def _lookup(ctx: Context, command: Command) -> None:
+        """``find_cuda_helper_libs(curand)``: FindCUDA's lookup of CUDA_curand_LIBRARY goes; the port links the
+        ROCm package's target where the file uses that variable."""
+        args = command.arguments()
+        lib = BY_LINK_NAME.get(value_of(args[0].value)) if args else None
+        ctx.edits.remove_command(command)
+        if lib is not None and lib.rocm_target:
+            ctx.report(command.start, "cmake-legacy-command", Severity.INFO,
+                       f"{command.name.value}({args[0].value}): FindCUDA's own lookup, removed ({lib.rocm_target} "
+                       "is linked where its variable is used)", fixable=True)
+        else:
+            what = args[0].value if args else ""
+            ctx.report(command.start, "cmake-library-unported", Severity.WARNING,
+                       f"{command.name.value}({what}): FindCUDA's own lookup, removed; "
+                       f"{lib.note if lib is not None else 'no ROCm library is known for it'}",
+                       "port the code that uses the library by hand")
 
     @staticmethod
     def _runtime(ctx: Context, command: Command) -> None:

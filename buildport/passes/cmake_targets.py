@@ -9,13 +9,14 @@ from buildport.findings import Severity
 from buildport.passes.base import Context, Visits, expand, is_cuda_source, target_sources
 from buildport.passes.cmake_project import arch_cache_line
 from buildport.rules.cmake import (
-    BUILTIN_COMMANDS, LANGUAGE_PROPERTIES, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, MANUAL_COMMANDS, PROPERTIES,
-    TARGET_COMMANDS, VARIABLES,
+    BUILTIN_COMMANDS, LANGUAGE_PROPERTIES, LEGACY_COMMANDS, LEGACY_LINK_HELPERS, LEGACY_LOOKUPS,
+    LEGACY_OBJECT_COMMANDS, MANUAL_COMMANDS, PROPERTIES, TARGET_COMMANDS, VARIABLES,
 )
 from buildport.rules.libraries import BY_LEGACY_VAR, BY_LINK_NAME, BY_TARGET, Library
 from buildport.syntax.cmake import Command, Leaf
 
-LEGACY_NAMES = frozenset(LEGACY_COMMANDS) | frozenset(LEGACY_LINK_HELPERS) | frozenset(MANUAL_COMMANDS)
+LEGACY_NAMES = (frozenset(LEGACY_COMMANDS) | frozenset(LEGACY_LINK_HELPERS) | frozenset(MANUAL_COMMANDS)
+                | LEGACY_OBJECT_COMMANDS | LEGACY_LOOKUPS)
 #: A namespaced target name (``CUDA::cublas``, a project row's ``cuFOO::cufoo``): a CUDA library's where the
 #: library table has it (BY_TARGET, the rule set's rows among them).
 _CUDA_TARGET = re.compile(r"(?<![\w])[A-Za-z_][A-Za-z0-9_]*::[A-Za-z0-9_]+")
@@ -44,6 +45,10 @@ class CudaSources:
             unknown = False  # a variable this file does not set: its .cu files are marked as CMake reads them
             for source in sources:
                 for text in expand(ctx, source.value):
+                    if _GLOB_CHARS.search(value_of(text)):
+                        continue  # a pattern a function globs (caffe_source_group(... GLOB "${root}/*.cu")), no file
+                    if text != source.value and _unknown_variable(ctx, value_of(text)) and _names_cuda_itself(ctx):
+                        unknown = True  # list(APPEND srcs ${cuda}) with ${cuda} set in another file or by a function
                     if is_cuda_source(text) and "${" in text and text != source.value:
                         # a variable's value names another (kernels/${solver}.cu, set in a loop): what it held
                         # there is not what it holds here; marked as CMake has the names
@@ -91,8 +96,18 @@ if(hip_cu_sources)
 endif()"""
 
 
+#: The characters of a glob pattern: an argument holding one names files a function globs, not a file.
+_GLOB_CHARS = re.compile(r"[*?[]")
+
 #: An imported target of CUDA's toolkit (FindCUDAToolkit's ``CUDA::nvml``).
 _IMPORTED_CUDA_TARGET = re.compile(r"CUDA::\w+")
+
+#: Commands whose arguments are files' paths, never a link item (``get_filename_component(dir ${CUDA_CUDART_LIBRARY}
+#: PATH)``): a ROCm target's name there would be read as a path.
+_PATH_COMMANDS = frozenset({"get_filename_component", "cmake_path", "file", "configure_file", "install"})
+
+#: ... of which these take one path in a fixed place (a missing argument is an error).
+_ONE_PATH_COMMANDS = frozenset({"get_filename_component", "cmake_path"})
 
 #: Properties whose value is a file's path (an imported library's).
 _PATH_PROPERTY = re.compile(r"^IMPORTED_(?:LOCATION|IMPLIB)(?:_\w+)?$")
@@ -102,6 +117,15 @@ def _names_a_cuda_library(text: str) -> bool:
     """Whether ``text`` names a CUDA library the link rewrite would turn into a ROCm target."""
     return _whole_library(text) is not None or any(
         f"${{{name}}}" in text for name in BY_LEGACY_VAR) or bool(re.search(r"CUDA::\w+", text))
+
+
+def _refers_to_cuda_library(ctx: Context, text: str) -> bool:
+    """Whether ``text`` refers to a CUDA library's legacy variable (one the file does not find itself) or target."""
+    return any(name in BY_LEGACY_VAR and name not in ctx.facts.located for name in _REFERENCE.findall(text)) or bool(
+        _IMPORTED_CUDA_TARGET.search(text))
+
+
+_REFERENCE = re.compile(r"\$\{(\w+)\}")
 
 
 def _last_sources_of(ctx: Context, command: Command, target: str) -> Command:
@@ -143,6 +167,12 @@ def _unknown_variable(ctx: Context, value: str) -> bool:
     if name.startswith(("CMAKE_", "ARGV")) or name == "ARGN":
         return False  # a function's arguments are marked where it is called
     return ctx.facts.values_of(name) is None and name not in ctx.facts.globbed
+
+
+def _names_cuda_itself(ctx: Context) -> bool:
+    """Whether the file writes CUDA's name (``HAVE_CUDA``, ``cuda_compile``): more than a rule's trigger word, which
+    ``CubeRenderer.cpp`` or ``current=0`` holds too."""
+    return ctx.text_holds("CUDA") or ctx.text_holds("cuda") or ctx.text_holds("Cuda")
 
 
 def _globs_cu(ctx: Context, sources: list[Leaf]) -> bool:
@@ -197,11 +227,16 @@ class Libraries:
             else:
                 path_slot = False
                 for arg in args:
-                    if path_slot and _names_a_cuda_library(ctx.edits.text_of(arg)):
+                    text = ctx.edits.text_of(arg)
+                    if (path_slot and _names_a_cuda_library(text)) or (
+                            name in _PATH_COMMANDS and _refers_to_cuda_library(ctx, text)):
                         # a file's path belongs here, which a ROCm target name is not
                         ctx.report(arg.start, "cmake-library-path", Severity.WARNING,
                                    f"{arg.value}: the path of a CUDA library file, kept",
                                    "point it at the ROCm library's file, or link the ROCm package's target")
+                        if name in _ONE_PATH_COMMANDS and arg.type == "UNQUOTED_ARG" and _REFERENCE.fullmatch(text):
+                            # without CUDA's toolkit it is empty, and an empty unquoted argument is none at all
+                            ctx.edits.replace(arg, f'"{text}"')
                     else:
                         self._embedded(ctx, arg, name in _NO_GENEX)
                     path_slot = name in ("set_target_properties", "set_property") and bool(

@@ -150,6 +150,14 @@ LEGACY_LINK_HELPERS: dict[str, str] = {
     "cuda_add_cufft_to_target": "cufft",
 }
 
+#: FindCUDA commands that compile sources into objects, ``cuda_compile(OUT sources... [STATIC|SHARED|MODULE]
+#: [OPTIONS flags...])``: the sources become HIP sources, and OUT names them, so that the targets that list
+#: OUT compile them (CMake lists a source once in a target that names it twice).
+LEGACY_OBJECT_COMMANDS: frozenset[str] = frozenset({"cuda_compile"})
+#: FindCUDA's own library lookups, which projects call too (``find_cuda_helper_libs(curand)``): no command of
+#: that name exists without FindCUDA, and the port finds the ROCm packages itself.
+LEGACY_LOOKUPS: frozenset[str] = frozenset({"find_cuda_helper_libs"})
+
 #: Commands with no automatic translation: name → what a human must do.
 MANUAL_COMMANDS: dict[str, str] = {
     "cuda_select_nvcc_arch_flags": "NVIDIA architecture detection; set CMAKE_HIP_ARCHITECTURES instead",
@@ -157,7 +165,6 @@ MANUAL_COMMANDS: dict[str, str] = {
     "cuda_compile_ptx": "PTX output has no AMD counterpart; compile the sources as HIP objects",
     "cuda_compile_fatbin": "fatbin output has no AMD counterpart; use --genco code objects",
     "cuda_compile_cubin": "cubin output has no AMD counterpart; use --genco code objects",
-    "cuda_compile": "builds objects with nvcc; add the sources to a target with LANGUAGE HIP",
     "cuda_wrap_srcs": "FindCUDA internals; add the sources to a target with LANGUAGE HIP",
     "cuda_link_separable_compilation_objects": "device linking is done by clang with -fgpu-rdc --hip-link",
     "cuda_compute_separable_compilation_object_file_name": "device linking is done by clang with -fgpu-rdc --hip-link",

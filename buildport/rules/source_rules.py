@@ -705,6 +705,15 @@ HEADER_RENAMES: Mapping[str, str] = MappingProxyType({
     "nccl.h": "rccl/rccl.h",  # RCCL keeps NCCL's API; its header is rccl/rccl.h (hipify-perl 6.0.2 has no mapping)
 })
 
+# ... and CUDA toolkit headers of names a project may give a header of its own (its "math_functions.h"): renamed
+# where a source includes them with angle brackets only. HIP's runtime header declares the device math functions,
+# atomics and intrinsics they declare (nvcc's compile of a .cu file includes them itself).
+SYSTEM_HEADER_RENAMES: Mapping[str, str] = MappingProxyType(dict.fromkeys((
+    "math_functions.h", "device_atomic_functions.h", "sm_20_atomic_functions.h", "sm_32_atomic_functions.h",
+    "sm_35_atomic_functions.h", "sm_60_atomic_functions.h", "sm_20_intrinsics.h", "sm_30_intrinsics.h",
+    "sm_32_intrinsics.h", "sm_35_intrinsics.h", "sm_61_intrinsics.h",
+), "hip/hip_runtime.h"))
+
 # CUB's headers hipify leaves (it renames <cub/cub.cuh> only) -> hipCUB's of the same path, which hipCUB 5.7
 # installs as hipcub/<path>.hpp; another cub/ header (util_debug.cuh, ...) -> the whole library, hipcub.hpp.
 HIPCUB_HEADERS = frozenset((

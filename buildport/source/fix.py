@@ -106,6 +106,7 @@ from buildport.rules.source_rules import (
     NVTX_KEPT,
     PROP_MEMBERS,
     SINGLE_TYPE_INTRINSICS,
+    SYSTEM_HEADER_RENAMES,
     TYPEDEF_NOT_TAG,
     SYNCWARP,
     UNSYNCED_WARP_FUNCTIONS,
@@ -223,6 +224,8 @@ def _headers(text: str, lexed: Lexed) -> list[Edit]:
         if directive.name == "include" and tokens.kinds[:1] == [HEADER]:
             name = tokens.texts[0][1:-1]
             instead = HEADER_RENAMES.get(name) or hipcub_header(name)
+            if instead is None and tokens.texts[0].startswith("<"):
+                instead = SYSTEM_HEADER_RENAMES.get(name)
             if instead is not None:
                 at = tokens.starts[0]
                 edits.append((at + 1, at + len(tokens.texts[0]) - 1, instead))  # the delimiters stay
@@ -844,7 +847,8 @@ def _dropped(text: str, lexed: Lexed, words: frozenset[str]) -> list[Edit]:
 _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bool]]] = {
     "nvtx": (lambda text, lexed: _nvtx(text, lexed), lambda text: "nvToolsExt" in text),
     "header_tests": (_header_tests, _header_hint),
-    "headers": (_headers, lambda text: "cub/" in text or any(name in text for name in HEADER_RENAMES)),
+    "headers": (_headers, lambda text: "cub/" in text or any(name in text for name in HEADER_RENAMES)
+                or "_functions.h" in text or "_intrinsics.h" in text),
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
     "cub_namespace": (_cub_namespaces, lambda text: "namespace hipcub" in text or "namespace\thipcub" in text),

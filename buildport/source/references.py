@@ -118,6 +118,8 @@ class _CMakeReader:
         self.root = root
         self.found = found
         self.active: set[Path] = set()  # files being read: an include cycle is not followed
+        self.functions: dict[str, _Definition] = {}  # the project's functions and macros read so far, by name
+        self.calling: set[str] = set()  # those being called: a recursion is not followed
 
     def read(self, path: Path, here: Path, variables: dict[str, list[str]], depth: int) -> None:
         resolved = path.resolve()
@@ -130,18 +132,71 @@ class _CMakeReader:
         self.active.add(resolved)
         variables["CMAKE_CURRENT_LIST_DIR"] = [str(path.parent.absolute())]
         text = tree.text
-        for command in tree.commands():
-            self._command(command.identifier, [value_of(a.value) for a in command.arguments()], here, variables,
-                          (path, text, command.start), depth)
+        commands = [(c.identifier, [value_of(a.value) for a in c.arguments()], c.start) for c in tree.commands()]
+        self._run(commands, path, text, here, variables, depth, None)
         self.active.discard(resolved)
 
+    def _run(self, commands: list[_Call], path: Path, text: str, here: Path, variables: dict[str, list[str]],
+             depth: int, parent: dict[str, list[str]] | None) -> None:
+        """Read ``commands`` of the file ``path``: a function's or macro's body is read where it stands (the
+        files it names literally) and kept, to be read again with its arguments where the file calls it."""
+        defining: _Definition | None = None
+        nesting = 0
+        for name, values, start in commands:
+            if defining is not None:
+                if name in ("function", "macro"):
+                    nesting += 1
+                elif name in ("endfunction", "endmacro"):
+                    if not nesting:
+                        self.functions[defining.name] = defining
+                        defining = None
+                        continue
+                    nesting -= 1
+                defining.body.append((name, values, start))
+            elif name in ("function", "macro") and values:
+                defining = _Definition(name == "macro", values[0].lower(), values[1:], path, text, [])
+                nesting = 0
+                continue
+            elif name in self.functions:
+                self._call(self.functions[name], values, here, variables, depth, parent)
+            self._command(name, values, here, variables, (path, text, start), depth, parent)
+
+    def _call(self, function: _Definition, values: list[str], here: Path, variables: dict[str, list[str]],
+              depth: int, parent: dict[str, list[str]] | None) -> None:
+        """A call of the project's own function or macro: its body read with its parameters, ARGN and ARGV bound
+        to the call's arguments (expanded); a function in a scope of its own, which ``set(... PARENT_SCOPE)``
+        leaves, a macro in the caller's."""
+        if function.name in self.calling or depth > _MAX_DEPTH:
+            return
+        arguments = [_substitute(item, variables) or item for value in values for item in _expand(value, variables)]
+        bound = {p: arguments[i : i + 1] for i, p in enumerate(function.parameters)}
+        bound["ARGN"] = arguments[len(function.parameters) :]
+        bound["ARGV"] = arguments
+        bound["ARGC"] = [str(len(arguments))]
+        bound.update({f"ARGV{i}": [a] for i, a in enumerate(arguments)})
+        self.calling.add(function.name)
+        if function.macro:  # the caller's scope; the parameters are the macro's alone
+            saved = {name: variables[name] for name in bound if name in variables}
+            variables.update(bound)
+            self._run(function.body, function.path, function.text, here, variables, depth + 1, parent)
+            for name in bound:
+                variables.pop(name, None)
+            variables.update(saved)
+        else:
+            self._run(function.body, function.path, function.text, here, {**variables, **bound}, depth + 1, variables)
+        self.calling.discard(function.name)
+
     def _command(self, name: str, values: list[str], here: Path, variables: dict[str, list[str]],
-                 origin: Origin, depth: int) -> None:
+                 origin: Origin, depth: int, parent: dict[str, list[str]] | None = None) -> None:
         found, root = self.found, self.root
         if name == "set" and values:
-            variables[values[0]] = _set_values(values[1:])
+            # set(${variable} ...) in a function sets the variable its caller named
+            scope = parent if parent is not None and values[-1] == "PARENT_SCOPE" else variables
+            scope[_substitute(values[0], variables) or values[0]] = _set_values(values[1:])
         elif name == "list" and len(values) > 2 and values[0] in ("APPEND", "PREPEND"):
-            variables.setdefault(values[1], []).extend(values[2:])
+            variables.setdefault(_substitute(values[1], variables) or values[1], []).extend(values[2:])
+        elif name == "cmake_parse_arguments" and len(values) >= 4:
+            _parse_arguments(values, variables)
         elif name == "get_filename_component" and len(values) > 2:
             component = _filename_component(values, here, variables)
             if component is not None:
@@ -189,8 +244,8 @@ class _CMakeReader:
             if pattern in ("LIST_DIRECTORIES", "RELATIVE"):
                 next(options, None)
                 continue
-            if pattern.isupper():
-                continue  # CONFIGURE_DEPENDS, FOLLOW_SYMLINKS
+            if pattern in ("CONFIGURE_DEPENDS", "FOLLOW_SYMLINKS"):
+                continue
             full = _substitute(pattern, variables)
             if full is None:
                 continue
@@ -221,6 +276,48 @@ class _CMakeReader:
             if candidate.is_file() and inside(candidate, self.root):
                 return candidate
         return None
+
+
+#: One command as the reader keeps it: its name, its arguments' values, its offset in its file.
+_Call = tuple[str, list[str], int]
+
+
+@dataclass(slots=True)
+class _Definition:
+    """A function or macro of the project: its body, read again where it is called."""
+
+    macro: bool
+    name: str
+    parameters: list[str]
+    path: Path
+    text: str
+    body: list[_Call]
+
+
+def _parse_arguments(values: list[str], variables: dict[str, list[str]]) -> None:
+    """``cmake_parse_arguments(PREFIX options one_value_keywords multi_value_keywords args...)`` (or ``PARSE_ARGV
+    N PREFIX ...``): ``PREFIX_KEYWORD`` set to what follows each keyword, as CMake sets it."""
+    if values[0] == "PARSE_ARGV":
+        if len(values) < 6 or not values[1].isdigit():
+            return
+        prefix, lists = values[2], values[3:6]
+        words = variables.get("ARGV", [])[int(values[1]) :]
+    else:
+        prefix, lists = values[0], values[1:4]
+        words = [item for value in values[4:] for item in _expand(value, variables)]
+    options, single, multiple = ([k for k in (_substitute(x, variables) or x).split(";") if k] for x in lists)
+    keywords = set(options) | set(single) | set(multiple)
+    current: str | None = None
+    for word in words:
+        if word in keywords:
+            current = word
+            variables[f"{prefix}_{word}"] = ["TRUE"] if word in options else []
+            if word in options:
+                current = None
+        elif current is not None:
+            variables[f"{prefix}_{current}"].append(_substitute(word, variables) or word)
+            if current in single:
+                current = None
 
 
 def _filename_component(values: list[str], here: Path, variables: dict[str, list[str]]) -> str | None:

@@ -110,6 +110,15 @@ PROJECTS = {
         sources=("main.cu", "kernels/jacobi_kernel.cu", "kernels/scale_kernel.cu"),
         configure_names_sources=True,
     ),
+    "cmake-legacy-objects": Project(
+        kind="cmake",
+        executables=("noisegen",),
+        build_files=("cmake/Gpu.cmake", "src/CMakeLists.txt"),
+        # globbed in a function of cmake/Sources.cmake from its parameter, handed back with PARENT_SCOPE; compiled
+        # by FindCUDA's cuda_compile() in a function of cmake/Gpu.cmake (its objects listed by the library)
+        sources=("src/kernels/fill.cu", "src/kernels/scale.cu", "src/kernels/scale.cuh", "src/generate.cpp",
+                 "src/check.cpp"),
+    ),
     "cmake-thrust-cub": Project(
         kind="cmake",
         executables=("ranks",),
