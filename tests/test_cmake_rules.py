@@ -226,3 +226,12 @@ def test_cuda_compile_makes_its_sources_hip_and_names_them_for_the_target() -> N
     assert ('set_source_files_properties(a.cu "b c.cu" PROPERTIES LANGUAGE HIP)\n'
             'set_property(SOURCE a.cu "b c.cu" APPEND PROPERTY COMPILE_OPTIONS ${HIP_COMPILE_OPTIONS} -g -O0 '
             '-ffast-math)\nset(objs a.cu "b c.cu")\n') in result.text
+
+
+@pytest.mark.parametrize("platform", ["x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux"])
+def test_a_cuda_target_platforms_folders_are_rocms_include_and_lib(platform: str) -> None:
+    text = (f"find_package(CUDAToolkit)\ninclude_directories(${{CUDAToolkit_ROOT}}/targets/{platform}/include)\n"
+            f"link_directories(/usr/local/cuda/targets/{platform}/lib)\n")
+    result = port_cmake(text, "CMakeLists.txt", options=OPTS)
+    assert "include_directories(${ROCM_PATH}/include)" in result.text
+    assert "link_directories(${ROCM_PATH}/lib)" in result.text

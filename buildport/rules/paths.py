@@ -32,12 +32,16 @@ CUDA_ROOT_LITERAL = re.compile(
     r"(?=$|/include\b|/lib64\b|/lib\b|/bin\b|/targets/|[\s\"';:,)}])"
 )
 
+#: The platforms a CUDA toolkit keeps under ``targets/`` (``targets/sbsa-linux/lib`` on Arm servers): ROCm has one
+#: ``include`` and one ``lib`` for its platform.
+CUDA_TARGET_PLATFORMS = ("x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux")
+
 #: Sub-paths under a CUDA root → under a ROCm root.
 SUBPATHS: dict[str, str] = {
     "/lib64": "/lib",
     "/lib/x64": "/lib",
-    "/targets/x86_64-linux/lib": "/lib",
-    "/targets/x86_64-linux/include": "/include",
+    **{f"/targets/{platform}/lib": "/lib" for platform in CUDA_TARGET_PLATFORMS},
+    **{f"/targets/{platform}/include": "/include" for platform in CUDA_TARGET_PLATFORMS},
     "/bin/nvcc": "/bin/hipcc",
 }
 
