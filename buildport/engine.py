@@ -8,6 +8,7 @@ never silently written.
 from __future__ import annotations
 
 import functools
+import re
 from bisect import bisect_right
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Callable
@@ -16,7 +17,7 @@ from buildport.passes.cmake_edit import Edits
 from buildport.passes.text_edits import regions
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts, Options
-from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts, run_passes
+from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts, rocm_switch, run_passes
 from buildport.passes.cmake_project import FindHip, FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
@@ -86,9 +87,8 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
         assert at is not None
         if not ctx.cuda_commands() or _nothing_to_port(ctx):
             return Result(path, text, text)  # HIP only (a port's output, say): nothing of CUDA to review
-        ctx.report(at.start, "cmake-hip-present", Severity.WARNING,
-                   "this file already supports HIP or picks its GPU language through a variable; left unchanged",
-                   "review its CUDA branch by hand")
+        message, fix = _hip_present(ctx, at)
+        ctx.report(at.start, "cmake-hip-present", Severity.WARNING, message, fix)
         return Result(path, text, text, ctx.findings)
     gather_target_facts(ctx)
     run_passes(ctx, CMAKE_PASSES)
@@ -102,6 +102,45 @@ def port_cmake(text: str, path: str = "<input>", options: Options | None = None,
     if verify and new != text:
         _check_stable(result, "text that is not CMake", lambda: port_cmake(new, path, options, verify=False))
     return result
+
+
+def _hip_present(ctx: Context, at: Command) -> tuple[str, str]:
+    """What a file left because it supports HIP already says, and what to do: the switch it builds for ROCm with
+    where it has one (``if(WITH_HIP)``: ``-DWITH_HIP=ON``)."""
+    at = _rocm_condition_around(ctx, at) or at
+    written = ctx.tree.text[at.start : at.end]
+    if at.identifier in ("if", "elseif"):
+        switches = [w for w in re.findall(r"[A-Za-z0-9_]+", written[len(at.identifier):]) if rocm_switch(w)]
+        on = f" (`-D{switches[0]}=ON`, or the value it tests)" if switches else ""
+        return (f"this file builds for ROCm itself where `{' '.join(written.split())}` holds; left unchanged",
+                f"configure it with that switch{on} to build for AMD GPUs; review its CUDA branch by hand")
+    if at is ctx.facts.language_variable:
+        return (f"this file picks its GPU language through a variable (`{' '.join(written.split())}`); left "
+                "unchanged", "set that variable to HIP to build for AMD GPUs; review its CUDA branch by hand")
+    return (f"this file already supports HIP (`{' '.join(written.split())}`); left unchanged",
+            "review its CUDA branch by hand")
+
+
+def _rocm_condition_around(ctx: Context, at: Command) -> Command | None:
+    """The innermost ``if()``/``elseif()`` whose branch holds ``at`` and whose condition tests a ROCm switch
+    (``elseif(WITH_HIP)`` around ``enable_language(HIP)``)."""
+    text = ctx.tree.text
+    branches: list[Command] = []  # the condition of each open if() block, innermost last
+    for command in ctx.commands():
+        if command.start >= at.start:
+            break
+        name = command.identifier
+        if name == "if":
+            branches.append(command)
+        elif name in ("elseif", "else") and branches:
+            branches[-1] = command
+        elif name == "endif" and branches:
+            branches.pop()
+    for branch in reversed(branches):
+        if branch.identifier != "else" and any(
+                rocm_switch(w) for w in re.findall(r"[A-Za-z0-9_]+", text[branch.start : branch.end])):
+            return branch
+    return None
 
 
 def _replaced_find_module(file_name: str) -> str | None:

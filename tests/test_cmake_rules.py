@@ -235,3 +235,14 @@ def test_a_cuda_target_platforms_folders_are_rocms_include_and_lib(platform: str
     result = port_cmake(text, "CMakeLists.txt", options=OPTS)
     assert "include_directories(${ROCM_PATH}/include)" in result.text
     assert "link_directories(${ROCM_PATH}/lib)" in result.text
+
+
+def test_a_file_with_its_own_rocm_build_says_which_switch_builds_it() -> None:
+    """CTranslate2: ``elseif(WITH_HIP)`` around ``enable_language(HIP)``; the finding names the switch."""
+    text = ("if(WITH_CUDA)\n  find_package(CUDA REQUIRED)\n  cuda_add_library(ct2 a.cu)\nelseif(WITH_HIP)\n"
+            "  if(WITH_TP)\n    message(FATAL_ERROR no)\n  endif()\n  enable_language(HIP)\n"
+            "  add_library(ct2 a.cu)\nendif()\n")
+    result = port_cmake(text, "CMakeLists.txt", options=OPTS)
+    [finding] = result.findings
+    assert result.text == text and finding.rule == "cmake-hip-present" and finding.line == 8
+    assert "`elseif(WITH_HIP)`" in finding.message and "-DWITH_HIP=ON" in finding.suggestion

@@ -337,7 +337,7 @@ _CONDITION_WORD = re.compile(r"[A-Za-z0-9_]+")
 _PORT_WORDS = frozenset(VARIABLES.values()) | {"HIP_DEFAULT_ARCHITECTURES", "HIP_COMPILE_OPTIONS"}
 
 
-def _rocm_switch(word: str) -> bool:
+def rocm_switch(word: str) -> bool:
     """Whether ``word`` (of an ``if()``) is a ROCm switch of the project's own: not CMake's (``CMAKE_HIP_*``)
     nor one a port writes or renames to (``ROCM_PATH``, ``HIP_INCLUDE_DIRS``, ``HIP_DEFAULT_ARCHITECTURES``)."""
     return (_ROCM_WORD.search(word) is not None and not word.startswith(("CMAKE_", "ROCM_PATH", "HIP_KNOWS_"))
@@ -353,7 +353,7 @@ def _rocm_branch(ctx: Context) -> Command | None:
         return None  # named in a comment only
     for command in commands:
         if command.identifier in ("if", "elseif") and any(
-                _rocm_switch(w) for w in _CONDITION_WORD.findall(text, command.start, command.end)):
+                rocm_switch(w) for w in _CONDITION_WORD.findall(text, command.start, command.end)):
             return command
     return None
 
