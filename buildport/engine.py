@@ -110,8 +110,7 @@ def _hip_present(ctx: Context, at: Command) -> tuple[str, str]:
     at = _rocm_condition_around(ctx, at) or at
     written = ctx.tree.text[at.start : at.end]
     if at.identifier in ("if", "elseif"):
-        switches = [w for w in re.findall(r"[A-Za-z0-9_]+", written[len(at.identifier):]) if rocm_switch(w)]
-        on = f" (`-D{switches[0]}=ON`, or the value it tests)" if switches else ""
+        on = _switch_setting(re.findall(r"[A-Za-z0-9_]+", written[len(at.identifier):]))
         return (f"this file builds for ROCm itself where `{' '.join(written.split())}` holds; left unchanged",
                 f"configure it with that switch{on} to build for AMD GPUs; review its CUDA branch by hand")
     if at is ctx.facts.language_variable:
@@ -119,6 +118,21 @@ def _hip_present(ctx: Context, at: Command) -> tuple[str, str]:
                 "unchanged", "set that variable to HIP to build for AMD GPUs; review its CUDA branch by hand")
     return (f"this file already supports HIP (`{' '.join(written.split())}`); left unchanged",
             "review its CUDA branch by hand")
+
+
+def _switch_setting(words: list[str]) -> str:
+    """How a condition's ROCm switch is set, said in a parenthesis: ``WITH_HIP`` → `-DWITH_HIP=ON`, ``GPU_BACKEND
+    STREQUAL HIP`` → `-DGPU_BACKEND=HIP`; nothing for a negated one or one this cannot tell."""
+    for i, word in enumerate(words):
+        if not rocm_switch(word):
+            continue
+        before = words[i - 1] if i else ""
+        if before in ("STREQUAL", "MATCHES", "EQUAL") and i >= 2:
+            return f" (`-D{words[i - 2]}={word}`)"
+        if before == "NOT" or (i + 1 < len(words) and words[i + 1] in ("STREQUAL", "MATCHES", "EQUAL")):
+            return ""
+        return f" (`-D{word}=ON`)"
+    return ""
 
 
 def _rocm_condition_around(ctx: Context, at: Command) -> Command | None:

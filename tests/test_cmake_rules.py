@@ -220,12 +220,25 @@ def test_findcudas_own_library_lookup_goes() -> None:
 
 
 def test_cuda_compile_makes_its_sources_hip_and_names_them_for_the_target() -> None:
-    text = ("find_package(CUDA)\nlist(APPEND CUDA_NVCC_FLAGS -Xcompiler -fPIC)\n"
-            'cuda_compile(objs a.cu "b c.cu" SHARED OPTIONS -G --use_fast_math)\nadd_library(l ${objs} host.cpp)\n')
+    text = ("find_package(CUDA)\nlist(APPEND CUDA_NVCC_FLAGS -Xcompiler -fPIC)\nset(CUDA_NVCC_FLAGS_RELEASE -O3)\n"
+            'cuda_compile(objs a.cu "b c.cu" SHARED OPTIONS --use_fast_math DEBUG -G RELEASE -lineinfo)\n'
+            "add_library(l ${objs} host.cpp)\n")
     result = port_cmake(text, "CMakeLists.txt", options=OPTS)
     assert ('set_source_files_properties(a.cu "b c.cu" PROPERTIES LANGUAGE HIP)\n'
-            'set_property(SOURCE a.cu "b c.cu" APPEND PROPERTY COMPILE_OPTIONS ${HIP_COMPILE_OPTIONS} -g -O0 '
-            '-ffast-math)\nset(objs a.cu "b c.cu")\n') in result.text
+            'set_property(SOURCE a.cu "b c.cu" APPEND PROPERTY COMPILE_OPTIONS ${HIP_COMPILE_OPTIONS} '
+            '"$<$<CONFIG:Release>:${HIP_COMPILE_OPTIONS_RELEASE}>" -ffast-math $<$<CONFIG:Debug>:-g> '
+            '$<$<CONFIG:Debug>:-O0> $<$<CONFIG:Release>:-gline-tables-only>)\n') in result.text
+    # FindCUDA's OUT held the objects' full paths: a target in another folder finds the sources by them
+    assert ('set(objs)\nforeach(hip_source IN ITEMS a.cu "b c.cu")\n'
+            '  get_filename_component(hip_source "${hip_source}" ABSOLUTE)\n  list(APPEND objs "${hip_source}")\n'
+            'endforeach()\n') in result.text
+
+
+def test_configuration_keywords_among_a_legacy_targets_options_pick_the_configuration() -> None:
+    text = "find_package(CUDA)\ncuda_add_library(k k.cu OPTIONS -O2 DEBUG -G)\n"
+    result = port_cmake(text, "CMakeLists.txt", options=OPTS)
+    assert ('target_compile_options(k PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:-O2;$<$<CONFIG:Debug>:-g>;'
+            '$<$<CONFIG:Debug>:-O0>>")') in result.text
 
 
 @pytest.mark.parametrize("platform", ["x86_64-linux", "sbsa-linux", "aarch64-linux", "ppc64le-linux"])
@@ -246,3 +259,13 @@ def test_a_file_with_its_own_rocm_build_says_which_switch_builds_it() -> None:
     [finding] = result.findings
     assert result.text == text and finding.rule == "cmake-hip-present" and finding.line == 8
     assert "`elseif(WITH_HIP)`" in finding.message and "-DWITH_HIP=ON" in finding.suggestion
+
+
+@pytest.mark.parametrize(("condition", "setting"), [("GPU_BACKEND STREQUAL \"HIP\"", "-DGPU_BACKEND=HIP"),
+                                                    ("USE_ROCM AND NOT APPLE", "-DUSE_ROCM=ON"),
+                                                    ("NOT WITH_HIP", None)])
+def test_the_switch_of_a_rocm_branch_is_said_as_it_is_set(condition: str, setting: str | None) -> None:
+    text = f"if({condition})\n  enable_language(HIP)\nelse()\n  enable_language(CUDA)\n  add_library(a a.cu)\nendif()\n"
+    [finding] = port_cmake(text, "CMakeLists.txt", options=OPTS).findings
+    assert finding.rule == "cmake-hip-present"
+    assert (f"`{setting}`" in finding.suggestion) if setting else "-D" not in finding.suggestion

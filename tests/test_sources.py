@@ -220,5 +220,65 @@ def test_parsed_arguments_and_argn_reach_a_functions_body(tmp_path: Path) -> Non
 
 def test_a_recursive_function_ends(tmp_path: Path) -> None:
     _tree(tmp_path, {"CMakeLists.txt": "function(f d)\n  f(${d}/x)\n  add_library(l ${d}/a.cu)\nendfunction()\nf(k)\n",
+                     "k/a.cu": "", "k/x/a.cu": ""})
+    assert _found(tmp_path) == {"k/a.cu"}  # f(k/x) inside f(k) is not read again
+
+
+def test_what_a_function_hands_back_is_evaluated_where_it_is_set(tmp_path: Path) -> None:
+    """``set(${out} ${dir} PARENT_SCOPE)``: the caller gets the value, not a reference to a parameter that is gone;
+    ``set(S ${S} more PARENT_SCOPE)`` adds to the caller's list instead of naming itself."""
+    _tree(tmp_path, {
+        "CMakeLists.txt": "function(pick out dir)\n  set(${out} ${dir} PARENT_SCOPE)\nendfunction()\n"
+                          "function(more)\n  set(S ${S} ${ARGN} PARENT_SCOPE)\nendfunction()\n"
+                          "macro(choose var dir)\n  set(${var} ${dir})\nendmacro()\n"
+                          "pick(chosen k)\nset(S m/b.cu)\nmore(m/c.cu)\nchoose(macro_dir n)\n"
+                          "add_library(l ${chosen}/a.cu ${S} ${macro_dir}/d.cu)\n",
+        "k/a.cu": "", "m/b.cu": "", "m/c.cu": "", "n/d.cu": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"k/a.cu", "m/b.cu", "m/c.cu", "n/d.cu"}
+
+
+def test_parsed_arguments_are_cmakes(tmp_path: Path) -> None:
+    """A multi-value keyword given twice collects both; a keyword the call leaves out is unset (a macro called
+    twice); what follows no keyword is in PREFIX_UNPARSED_ARGUMENTS."""
+    _tree(tmp_path, {
+        "CMakeLists.txt": "macro(lib name)\n  cmake_parse_arguments(A \"\" \"DIR\" \"SRC\" ${ARGN})\n"
+                          "  add_library(${name} ${A_SRC} ${A_DIR}/${A_UNPARSED_ARGUMENTS}.cu)\nendmacro()\n"
+                          "lib(one SRC a.cu SRC b.cu DIR k kern)\nlib(two x)\n",
+        "a.cu": "", "b.cu": "", "k/kern.cu": "", "x.cu": "",
+    })  # fmt: skip
+    # the second call has no DIR: ${A_DIR}/x.cu is not k/x.cu (and not /x.cu), it is not known
+    assert _found(tmp_path) == {"a.cu", "b.cu", "k/kern.cu"}
+
+
+def test_a_glob_of_several_patterns_in_one_variable_globs_each(tmp_path: Path) -> None:
+    _tree(tmp_path, {
+        "CMakeLists.txt": "function(g out)\n  file(GLOB s ${ARGN})\n  set(${out} ${s} PARENT_SCOPE)\n"
+                          "endfunction()\ng(S k/*.cu k/*.cpp)\nset(P j/*.cu j/*.cuh)\nfile(GLOB T ${P})\n",
+        "k/a.cu": "", "k/b.cpp": "", "j/c.cu": "", "j/d.cuh": "",
+    })  # fmt: skip
+    assert _found(tmp_path) == {"k/a.cu", "k/b.cpp", "j/c.cu", "j/d.cuh"}
+
+
+def test_a_recursive_glob_of_a_folder_never_walks_above_the_project(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    _tree(project, {"CMakeLists.txt": "file(GLOB_RECURSE X ${CMAKE_CURRENT_SOURCE_DIR})\n", "a.cu": ""})
+    _tree(tmp_path, {"elsewhere/b.cu": ""})
+    found = SourceSet()
+    cmake_sources(project / "CMakeLists.txt", project, found)
+    assert found.sources == set() and found.outside == {}
+
+
+def test_wrappers_calling_wrappers_are_read_a_bounded_number_of_times(tmp_path: Path) -> None:
+    """Eleven functions each calling the next three times: 3**11 bodies if every call were read; the reader
+    reads at most its budget of them (and finds what the first calls reach)."""
+    from buildport.source import references
+
+    levels = "".join(f"function(f{i} d)\n" + f"  f{i + 1}(${{d}})\n" * 3 + "endfunction()\n" for i in range(11))
+    _tree(tmp_path, {"CMakeLists.txt": levels + "function(f11 d)\n  add_library(l ${d}/a.cu)\nendfunction()\nf0(k)\n",
                      "k/a.cu": ""})
-    assert _found(tmp_path) == {"k/a.cu"}
+    found = SourceSet()
+    reader = references._CMakeReader(tmp_path, found)
+    reader.read(tmp_path / "CMakeLists.txt", tmp_path, {"CMAKE_CURRENT_SOURCE_DIR": [str(tmp_path)]}, 0)
+    assert {str(p.relative_to(tmp_path.resolve())) for p in found.sources} == {"k/a.cu"}
+    assert reader.calls_left == 0  # the budget was spent, not 3**11 reads

@@ -354,19 +354,22 @@ class LegacyCommands:
         end = next((i for i, v in enumerate(values) if i and v in _OBJECT_KEYWORDS), len(args))
         out, sources = args[0], args[1:end]
         at = values.index("OPTIONS", end) if "OPTIONS" in values[end:] else len(args)
-        options = [(arg.start, w) for arg in args[at + 1 :] for w in _quoted_words(ctx.edits.text_of(arg))]
-        translated, _ = translate_flag_words([w for _, w in options], [])
-        kept = [renamed(ctx, w, start) for (start, old), new in zip(options, translated)
-                for w in ([old] if new is None else new.split())]
-        flags = ["${HIP_COMPILE_OPTIONS}"] if ctx.text_holds("CUDA_NVCC_FLAGS") else []
-        flags += [f'"{w}"' if any(c in w for c in " ;") else w for w in kept]
+        flags = []
+        if ctx.text_holds("CUDA_NVCC_FLAGS"):  # FindCUDA gave the objects CUDA_NVCC_FLAGS[_<CONFIG>]
+            flags.append("${HIP_COMPILE_OPTIONS}")
+            flags += [f'"$<$<CONFIG:{config}>:${{HIP_COMPILE_OPTIONS_{config.upper()}}}>"'
+                      for config in _CONFIG_KEYWORDS.values() if ctx.text_holds(f"CUDA_NVCC_FLAGS_{config.upper()}")]
+        flags += [f'"{w}"' if any(c in w for c in ' ;"') else w for w in _translated_options(ctx, args[at + 1 :])]
 
         def text() -> str:
             files = " ".join(ctx.edits.text_of(a) for a in sources)
             lines = [f"set_source_files_properties({files} PROPERTIES LANGUAGE HIP)"]
             if flags:
                 lines.append(f"set_property(SOURCE {files} APPEND PROPERTY COMPILE_OPTIONS {' '.join(flags)})")
-            lines.append(f"set({ctx.edits.text_of(out)} {files})")
+            # FindCUDA's OUT held full paths of objects: the sources' full paths, for a target in another folder
+            lines += [f"set({ctx.edits.text_of(out)})", f"foreach(hip_source IN ITEMS {files})",
+                      '  get_filename_component(hip_source "${hip_source}" ABSOLUTE)',
+                      f'  list(APPEND {ctx.edits.text_of(out)} "${{hip_source}}")', "endforeach()"]
             return "\n".join(lines)
 
         ctx.edits.rewrite_command(command, text)
@@ -415,17 +418,38 @@ class LegacyCommands:
         if "OPTIONS" not in values:
             return
         at = values.index("OPTIONS")
-        words = [(arg.start, word) for arg in args[at + 1 :] for word in _quoted_words(ctx.edits.text_of(arg))]
+        kept = _translated_options(ctx, args[at + 1 :])
         for arg in args[at:]:
             ctx.edits.remove(arg)
+        if kept:
+            body = ";".join(kept)
+            line = f'target_compile_options({args[0].value} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:{body}>")'
+            ctx.edits.insert_after(command, line)
+
+
+#: FindCUDA's configuration keywords among OPTIONS: the flags after one are that configuration's.
+_CONFIG_KEYWORDS = {"DEBUG": "Debug", "RELEASE": "Release", "MINSIZEREL": "MinSizeRel",
+                    "RELWITHDEBINFO": "RelWithDebInfo"}
+
+
+def _translated_options(ctx: Context, args: list[Leaf]) -> list[str]:
+    """The nvcc flags of a FindCUDA command's ``OPTIONS`` (the arguments after it), translated, each as a value of a
+    generator expression list (``-O3``; ``$<$<CONFIG:Debug>:-g>`` for the flags after ``DEBUG``)."""
+    segments: list[tuple[str | None, list[tuple[int, str]]]] = [(None, [])]
+    for arg in args:
+        for word in _quoted_words(ctx.edits.text_of(arg)):
+            if word in _CONFIG_KEYWORDS:
+                segments.append((_CONFIG_KEYWORDS[word], []))
+            else:
+                segments[-1][1].append((arg.start, word))
+    out: list[str] = []
+    for config, words in segments:
         translated, _ = translate_flag_words([word for _, word in words], [])
         # renamed here as the Names pass renames arguments: it never reads these, a second run would
         kept = [renamed(ctx, w, start) for (start, old), new in zip(words, translated)
                 for w in ([old] if new is None else new.split())]
-        if kept:
-            body = ";".join(_in_genex(w) for w in kept)
-            line = f'target_compile_options({args[0].value} PRIVATE "$<$<COMPILE_LANGUAGE:HIP>:{body}>")'
-            ctx.edits.insert_after(command, line)
+        out += [_in_genex(w) if config is None else f"$<$<CONFIG:{config}>:{_in_genex(w)}>" for w in kept]
+    return out
 
 
 def _quoted_words(text: str) -> list[str]:

@@ -119,20 +119,28 @@ class _CMakeReader:
         self.found = found
         self.active: set[Path] = set()  # files being read: an include cycle is not followed
         self.functions: dict[str, _Definition] = {}  # the project's functions and macros read so far, by name
-        self.calling: set[str] = set()  # those being called: a recursion is not followed
+        self.calling: list[str] = []  # those being called, innermost last: a recursion is not followed
+        self.calls_left = _MAX_CALLS  # bodies read at calls, in all: wrappers calling wrappers stay linear
+        self.parsed: dict[Path, tuple[str, list[_Call]] | None] = {}  # each file parsed once
 
     def read(self, path: Path, here: Path, variables: dict[str, list[str]], depth: int) -> None:
         resolved = path.resolve()
         if depth > _MAX_DEPTH or resolved in self.active:
             return
-        try:
-            tree = parse_cmake(read_source(path).text, str(path), cut=True)  # every command is read
-        except (ParseError, InputError):
+        if resolved not in self.parsed:
+            try:
+                tree = parse_cmake(read_source(path).text, str(path), cut=True)  # every command is read
+            except (ParseError, InputError):
+                self.parsed[resolved] = None
+            else:
+                self.parsed[resolved] = (tree.text, [(c.identifier, [value_of(a.value) for a in c.arguments()],
+                                                      c.start) for c in tree.commands()])
+        parsed = self.parsed[resolved]
+        if parsed is None:
             return
         self.active.add(resolved)
         variables["CMAKE_CURRENT_LIST_DIR"] = [str(path.parent.absolute())]
-        text = tree.text
-        commands = [(c.identifier, [value_of(a.value) for a in c.arguments()], c.start) for c in tree.commands()]
+        text, commands = parsed
         self._run(commands, path, text, here, variables, depth, None)
         self.active.discard(resolved)
 
@@ -166,15 +174,16 @@ class _CMakeReader:
         """A call of the project's own function or macro: its body read with its parameters, ARGN and ARGV bound
         to the call's arguments (expanded); a function in a scope of its own, which ``set(... PARENT_SCOPE)``
         leaves, a macro in the caller's."""
-        if function.name in self.calling or depth > _MAX_DEPTH:
+        if function.name in self.calling or len(self.calling) >= _MAX_CALL_DEPTH or self.calls_left <= 0:
             return
-        arguments = [_substitute(item, variables) or item for value in values for item in _expand(value, variables)]
+        self.calls_left -= 1
+        arguments = _evaluated(values, variables)
         bound = {p: arguments[i : i + 1] for i, p in enumerate(function.parameters)}
         bound["ARGN"] = arguments[len(function.parameters) :]
         bound["ARGV"] = arguments
         bound["ARGC"] = [str(len(arguments))]
         bound.update({f"ARGV{i}": [a] for i, a in enumerate(arguments)})
-        self.calling.add(function.name)
+        self.calling.append(function.name)
         if function.macro:  # the caller's scope; the parameters are the macro's alone
             saved = {name: variables[name] for name in bound if name in variables}
             variables.update(bound)
@@ -184,17 +193,19 @@ class _CMakeReader:
             variables.update(saved)
         else:
             self._run(function.body, function.path, function.text, here, {**variables, **bound}, depth + 1, variables)
-        self.calling.discard(function.name)
+        self.calling.pop()
 
     def _command(self, name: str, values: list[str], here: Path, variables: dict[str, list[str]],
                  origin: Origin, depth: int, parent: dict[str, list[str]] | None = None) -> None:
         found, root = self.found, self.root
         if name == "set" and values:
             # set(${variable} ...) in a function sets the variable its caller named
+            # the values as they are when set() runs: a function's parameters are gone once the value leaves it
             scope = parent if parent is not None and values[-1] == "PARENT_SCOPE" else variables
-            scope[_substitute(values[0], variables) or values[0]] = _set_values(values[1:])
+            scope[_substitute(values[0], variables) or values[0]] = _evaluated(_set_values(values[1:]), variables)
         elif name == "list" and len(values) > 2 and values[0] in ("APPEND", "PREPEND"):
-            variables.setdefault(_substitute(values[1], variables) or values[1], []).extend(values[2:])
+            listed = _substitute(values[1], variables) or values[1]
+            variables[listed] = variables.get(listed, []) + _evaluated(values[2:], variables)
         elif name == "cmake_parse_arguments" and len(values) >= 4:
             _parse_arguments(values, variables)
         elif name == "get_filename_component" and len(values) > 2:
@@ -249,14 +260,18 @@ class _CMakeReader:
             full = _substitute(pattern, variables)
             if full is None:
                 continue
-            pattern_path = Path(full) if Path(full).is_absolute() else here / full
-            if values[0] == "GLOB_RECURSE":
-                matched = _glob_recurse(pattern_path)
-            else:
-                matched = [Path(hit) for hit in glob.glob(str(pattern_path))]
-            for hit in matched:
-                _add(self.found, self.root, hit, None if _absolute(pattern) else origin)
-            hits += matched
+            for one in full.split(";"):  # a variable may hold several patterns (file(GLOB s ${ARGN}))
+                if not one:
+                    continue
+                pattern_path = Path(one) if Path(one).is_absolute() else here / one
+                if values[0] == "GLOB_RECURSE":
+                    # below the project only: a pattern that is a folder would walk the one above it
+                    matched = _glob_recurse(pattern_path) if inside(pattern_path.parent, self.root) else []
+                else:
+                    matched = [Path(hit) for hit in glob.glob(str(pattern_path))]
+                for hit in matched:
+                    _add(self.found, self.root, hit, None if _absolute(pattern) else origin)
+                hits += matched
         return hits
 
     def _module(self, name: str, here: Path, variables: dict[str, list[str]]) -> Path | None:
@@ -296,7 +311,9 @@ class _Definition:
 
 def _parse_arguments(values: list[str], variables: dict[str, list[str]]) -> None:
     """``cmake_parse_arguments(PREFIX options one_value_keywords multi_value_keywords args...)`` (or ``PARSE_ARGV
-    N PREFIX ...``): ``PREFIX_KEYWORD`` set to what follows each keyword, as CMake sets it."""
+    N PREFIX ...``) as CMake does it: ``PREFIX_OPTION`` TRUE or FALSE, ``PREFIX_KEYWORD`` what follows each keyword
+    given (a multi-value keyword given twice collects both), unset where it is not given, the rest in
+    ``PREFIX_UNPARSED_ARGUMENTS``."""
     if values[0] == "PARSE_ARGV":
         if len(values) < 6 or not values[1].isdigit():
             return
@@ -304,20 +321,47 @@ def _parse_arguments(values: list[str], variables: dict[str, list[str]]) -> None
         words = variables.get("ARGV", [])[int(values[1]) :]
     else:
         prefix, lists = values[0], values[1:4]
-        words = [item for value in values[4:] for item in _expand(value, variables)]
+        words = _evaluated(values[4:], variables)
     options, single, multiple = ([k for k in (_substitute(x, variables) or x).split(";") if k] for x in lists)
-    keywords = set(options) | set(single) | set(multiple)
+    for keyword in (*single, *multiple, "UNPARSED_ARGUMENTS"):
+        variables.pop(f"{prefix}_{keyword}", None)
+    for option in options:
+        variables[f"{prefix}_{option}"] = ["FALSE"]
+    parsed: dict[str, list[str]] = {}
+    unparsed: list[str] = []
     current: str | None = None
     for word in words:
-        if word in keywords:
+        if word in options:
+            variables[f"{prefix}_{word}"] = ["TRUE"]
+            current = None
+        elif word in single:
+            parsed[word] = []
             current = word
-            variables[f"{prefix}_{word}"] = ["TRUE"] if word in options else []
-            if word in options:
-                current = None
+        elif word in multiple:
+            parsed.setdefault(word, [])
+            current = word
         elif current is not None:
-            variables[f"{prefix}_{current}"].append(_substitute(word, variables) or word)
+            parsed[current].append(word)
             if current in single:
                 current = None
+        else:
+            unparsed.append(word)
+    for keyword, held in parsed.items():
+        if held:
+            variables[f"{prefix}_{keyword}"] = held
+    if unparsed:
+        variables[f"{prefix}_UNPARSED_ARGUMENTS"] = unparsed
+
+
+def _evaluated(values: list[str], variables: dict[str, list[str]]) -> list[str]:
+    """Arguments as a command receives them: each list variable's items, each reference this reader knows
+    replaced (one it does not know left as it is written)."""
+    out = []
+    for value in values:
+        for item in _expand(value, variables):
+            known = _substitute(item, variables)
+            out.append(item if known is None else known)
+    return out
 
 
 def _filename_component(values: list[str], here: Path, variables: dict[str, list[str]]) -> str | None:
@@ -354,6 +398,10 @@ def _filename_component(values: list[str], here: Path, variables: dict[str, list
 
 
 _MAX_DEPTH = 32
+#: At most this many bodies of the project's functions and macros read at their calls, and so many calls inside
+#: each other (a wrapper calling wrappers twice each would otherwise be read exponentially often).
+_MAX_CALLS = 5000
+_MAX_CALL_DEPTH = 12
 #: What ends the values of a set(): the cache entry's type and help, or the scope it sets in.
 _SET_TAIL = ("CACHE", "PARENT_SCOPE")
 
