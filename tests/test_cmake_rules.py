@@ -269,3 +269,36 @@ def test_the_switch_of_a_rocm_branch_is_said_as_it_is_set(condition: str, settin
     [finding] = port_cmake(text, "CMakeLists.txt", options=OPTS).findings
     assert finding.rule == "cmake-hip-present"
     assert (f"`{setting}`" in finding.suggestion) if setting else "-D" not in finding.suggestion
+
+
+def test_cu_files_added_to_a_target_another_folder_made_are_marked_where_it_is() -> None:
+    """UppASD: source/gpu_files adds its .cu files to ${UppASD_LIB}, made by the root; a source's LANGUAGE is
+    its directory's, so marked here the root's target never compiled them."""
+    text = "enable_language(CUDA)\ntarget_sources(${LIB} PRIVATE a.cu b.cpp)\n"
+    assert ("set_source_files_properties(a.cu TARGET_DIRECTORY ${LIB} PROPERTIES LANGUAGE HIP)"
+            in port_cmake(text, "gpu/CMakeLists.txt", options=OPTS).text)
+    here = "enable_language(CUDA)\nadd_library(l STATIC b.cpp)\ntarget_sources(l PRIVATE a.cu)\n"
+    assert "set_source_files_properties(a.cu PROPERTIES LANGUAGE HIP)" in port_cmake(here, "CMakeLists.txt",
+                                                                                     options=OPTS).text
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ('set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -I${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES} -DDEBUG")',
+     'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -I${HIP_INCLUDE_DIRS} -D__HIP_PLATFORM_AMD__ -DDEBUG")'),
+    ('string(APPEND CMAKE_C_FLAGS " -isystem ${CUDAToolkit_INCLUDE_DIRS}")',
+     'string(APPEND CMAKE_C_FLAGS " -isystem ${HIP_INCLUDE_DIRS} -D__HIP_PLATFORM_AMD__")'),
+    ("add_compile_options(-I${CUDA_INCLUDE_DIRS})", "add_compile_options(-I${HIP_INCLUDE_DIRS} -D__HIP_PLATFORM_AMD__)"),
+    ('add_compile_options("-I${CUDA_INCLUDE_DIRS}")',
+     'add_compile_options("-I${HIP_INCLUDE_DIRS}" -D__HIP_PLATFORM_AMD__)'),
+])
+def test_cudas_headers_given_to_cxx_files_by_a_flag_bring_hips_platform(line: str, expected: str) -> None:
+    """UppASD: ``-I${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES}`` in CMAKE_CXX_FLAGS; g++ stopped at hip_runtime.h's
+    ``#error`` (no __HIP_PLATFORM_AMD__)."""
+    result = port_cmake(f"enable_language(CUDA)\n{line}\n", "CMakeLists.txt", options=OPTS)
+    assert expected in result.text
+    assert port_cmake(result.text, "CMakeLists.txt", options=OPTS).text == result.text
+
+
+def test_cuda_flags_with_cudas_headers_get_no_host_platform() -> None:
+    text = 'enable_language(CUDA)\nset(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -I${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES}")\n'
+    assert "__HIP_PLATFORM_AMD__" not in port_cmake(text, "CMakeLists.txt", options=OPTS).text

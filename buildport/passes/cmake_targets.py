@@ -71,7 +71,11 @@ class CudaSources:
                                        "mark the .cu files with set_source_files_properties(... LANGUAGE HIP)")
             if marked:
                 ctx.facts.hip_sources.update(marked)
-                line = f"set_source_files_properties({' '.join(marked)} PROPERTIES LANGUAGE HIP)"
+                # a source's properties are its directory's: target_sources() of a target another folder created
+                # marks them where that target is (UppASD's ${UppASD_LIB}), as CMake 3.18 and later can
+                where = (f" TARGET_DIRECTORY {target.value}" if name == "target_sources" and target is not None
+                         and target.value not in ctx.facts.target_kinds else "")
+                line = f"set_source_files_properties({' '.join(marked)}{where} PROPERTIES LANGUAGE HIP)"
                 ctx.edits.insert_after(command, line)
                 ctx.report(command.start, "cmake-cu-language", Severity.INFO,
                            f"{', '.join(marked)}: compiled as HIP", fixable=True, replacement=line)
@@ -397,18 +401,29 @@ def _property_names(identifier: str, values: list[str]) -> list[tuple[int, int]]
 _CUDA_INCLUDE_VARS = re.compile(
     r"\$\{(?:" + "|".join(re.escape(name) for name, new in VARIABLES.items() if new == "HIP_INCLUDE_DIRS") + r")\}")
 _SCOPES = frozenset({"PRIVATE", "PUBLIC", "INTERFACE"})
+#: What hip::host defines for C and C++ files that include HIP's headers.
+_PLATFORM = "-D__HIP_PLATFORM_AMD__"
+#: Commands that set compile flags: for C and C++ files where they set CMAKE_C_FLAGS or CMAKE_CXX_FLAGS.
+_FLAG_SETTERS = frozenset({"set", "string", "list", "add_compile_options", "add_definitions"})
+_HOST_FLAGS = re.compile(r"CMAKE_(?:C|CXX)_FLAGS(?:_[A-Z]+)?")
+#: CUDA's include folder given by a flag (``-I${CUDAToolkit_INCLUDE_DIRS}``, ``-isystem ${CUDA_INCLUDE_DIRS}``).
+_CUDA_INCLUDE_FLAG = re.compile(r"(?:-I|-isystem\s*)\s*\$\{(?:" + "|".join(
+    re.escape(name) for name, new in VARIABLES.items() if new == "HIP_INCLUDE_DIRS") + r")\}")
 
 
 class HostHeaders:
     description = "a target given CUDA's include directories links hip::host: its C++ files include HIP's headers"
 
-    visits = Visits(frozenset({"include_directories", "target_include_directories"}))
+    visits = Visits(frozenset({"include_directories", "target_include_directories"}) | _FLAG_SETTERS)
 
     def run(self, ctx: Context, commands: list[Command]) -> None:
         done: set[str] = set()
         ported = ctx.text_holds(_LINK_HOST_HERE)
         for command in commands:
             args = command.arguments()
+            if command.identifier in _FLAG_SETTERS:
+                self._flags(ctx, command, args)
+                continue
             if command.identifier == "include_directories" and _cuda_include_scope(args) is not None:
                 if not ported:  # each such command (branches may hold one each)
                     self._directory(ctx, command)
@@ -434,6 +449,31 @@ class HostHeaders:
 
 
     @staticmethod
+    def _flags(ctx: Context, command: Command, args: list[Leaf]) -> None:
+        """``set(CMAKE_CXX_FLAGS "... -I${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES}")``, ``add_compile_options(-I${...})``:
+        the C and C++ files include CUDA's headers by a flag, HIP's once ported, which need ``__HIP_PLATFORM_AMD__``
+        (hip::host's definition): it is written beside the folder (UppASD)."""
+        name = command.identifier
+        if name in ("set", "string", "list"):
+            at = 0 if name == "set" else 1
+            if len(args) <= at or not _HOST_FLAGS.fullmatch(value_of(args[at].value)):
+                return
+        if ctx.text_holds("__HIP_PLATFORM_AMD__"):
+            return
+        for arg in args:
+            text = ctx.edits.text_of(arg)
+            m = _CUDA_INCLUDE_FLAG.search(text)
+            if m is None:
+                continue
+            separate = name not in ("set", "string", "list") and arg.type == "QUOTED_ARG"  # an option of its own
+            new = f"{text} {_PLATFORM}" if separate else f"{text[: m.end()]} {_PLATFORM}{text[m.end() :]}"
+            ctx.edits.replace(arg, new)
+            ctx.report(arg.start, "cmake-host-headers", Severity.INFO,
+                       f"{arg.value}: CUDA's headers for C and C++ files, HIP's once ported: they need {_PLATFORM}",
+                       fixable=True, replacement=new)
+            return
+
+    @staticmethod
     def _directory(ctx: Context, command: Command) -> None:
         """CUDA's include directories for the whole directory: every C++ target made after it may include
         HIP's headers, which g++ compiles only with hip::host's definitions."""
@@ -445,6 +485,7 @@ class HostHeaders:
 
 
 _LINK_HOST_HERE = "link_libraries(hip::host)"
+
 
 
 def _cuda_include_scope(args: list[Leaf]) -> str | None:

@@ -119,6 +119,15 @@ PROJECTS = {
         sources=("src/kernels/fill.cu", "src/kernels/scale.cu", "src/kernels/scale.cuh", "src/generate.cpp",
                  "src/check.cpp"),
     ),
+    "cmake-sources-from-a-subfolder": Project(
+        kind="cmake",
+        executables=("spinsim",),
+        build_files=("CMakeLists.txt", "gpu/CMakeLists.txt"),
+        # gpu/ adds its sources to a library the root creates (a source's LANGUAGE is its folder's: marked where the
+        # target is); a C++ file there includes CUDA's runtime through -I in CMAKE_CXX_FLAGS (HIP's needs the
+        # platform definition)
+        sources=("gpu/rotate.cu", "gpu/device.cpp"),
+    ),
     "cmake-thrust-cub": Project(
         kind="cmake",
         executables=("ranks",),
