@@ -226,7 +226,7 @@ def _name_hot(name: str) -> bool:
     return Names(text).hot(6, len(text) - 1)
 
 
-@pytest.mark.parametrize("name", [*FLAG_VARIABLES, *ROOT_VARIABLES, "MY_NVCC_OPTS", "NVCC", "HOST_TARGET_OS",
+@pytest.mark.parametrize("name", [*sorted(FLAG_VARIABLES), *sorted(ROOT_VARIABLES), "MY_NVCC_OPTS", "NVCC", "HOST_TARGET_OS",
                                   "FINDCUDALIB.MK", "IS_AARCH64", "QNX_HOST", "TEGRA_BUILD"])
 def test_every_name_a_rule_reads_makes_its_assignment_name_hot(name: str) -> None:
     assert _name_hot(name)

@@ -124,6 +124,16 @@ def test_a_project_header_named_like_cudas_is_kept_where_the_engine_renamed_it(t
                              "#include <hipcub/hipcub.hpp>\n") == ("#include <hipcub/hipcub.hpp>\n", [])
 
 
+def test_a_project_header_named_like_cudas_in_a_folder_of_its_own_is_kept(tmp_path: Path) -> None:
+    """ggml: ``#include "vendors/cuda.h"`` (its own mapping header) became ``"vendors/hip/hip_runtime.h"``."""
+    from buildport.migrate.plan import Plan, _own_headers_kept
+
+    _tree(tmp_path, {"src/vendors/cuda.h": "#define OWN 1\n", "src/common.cuh": ""})
+    original = '#include "vendors/cuda.h"\nint x;\n'
+    engine = '#include "vendors/hip/hip_runtime.h"\nint x;\n'
+    assert _own_headers_kept(Plan(tmp_path), tmp_path / "src" / "common.cuh", original, engine) == (original, [0])
+
+
 def test_make_words_made_of_simple_variables_are_expanded(tmp_path: Path) -> None:
     """GPUSPH's helper program: LIST_CUDA_CC=$(SCRIPTSDIR)/list-cuda-cc, built from $(LIST_CUDA_CC).cc."""
     from buildport.source.references import make_sources

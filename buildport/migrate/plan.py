@@ -456,6 +456,9 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
         if converted and _include_on_top_unwanted(path, source.text, text):
             text = "".join(text.splitlines(keepends=True)[1:])
         engine_text = text
+        # the engine's renames of the project's own headers put back before the fixes, which may add lines (then
+        # the lines no longer match one to one), and again after them (a header the fixes renamed)
+        text, _ = _own_headers_kept(plan, path, source.text, text)
         text, fixes = port_source(text, str(path), plan.hip_version, full_masks)  # what hipify leaves: register...
         text, kept = _own_headers_kept(plan, path, source.text, text)
         if kept:
@@ -513,7 +516,9 @@ def _own_headers_kept(plan: Plan, path: Path, original: str, text: str) -> tuple
         if m is None or after[i + shift] == line:
             continue
         new = INCLUDE_DIRECTIVE.match(after[i + shift])
-        if new is None or not (new.group(1) or new.group(2) or "").startswith("hip/"):
+        renamed_to = (new.group(1) or new.group(2) or "") if new is not None else ""
+        # "cuda.h" → "hip/hip_runtime.h"; in a folder of the project's, "vendors/cuda.h" → "vendors/hip/hip_runtime.h"
+        if not (renamed_to.startswith("hip/") or "/hip/" in renamed_to):
             continue
         name, quoted = (m.group(1), True) if m.group(1) is not None else (m.group(2), False)
         if project_header(plan.sources, plan.root, path, name, quoted) is not None:
