@@ -127,12 +127,22 @@ def _switch_setting(words: list[str]) -> str:
         if not rocm_switch(word):
             continue
         before = words[i - 1] if i else ""
+        after = words[i + 1] if i + 1 < len(words) else ""
         if before in ("STREQUAL", "MATCHES", "EQUAL") and i >= 2:
             return f" (`-D{words[i - 2]}={word}`)"
-        if before == "NOT" or (i + 1 < len(words) and words[i + 1] in ("STREQUAL", "MATCHES", "EQUAL")):
-            return ""
+        if after == "IN_LIST" and i + 2 < len(words):
+            return f" (`-D{words[i + 2]}={word}`)"
+        if (before in _NOT_A_SWITCH or after in _COMPARISONS or after.startswith("VERSION_")
+                or word.endswith(_FOUND_OR_FOLDER)):
+            return ""  # a package found, a folder, a version, an environment variable: nothing to set ON
         return f" (`-D{word}=ON`)"
     return ""
+
+
+_NOT_A_SWITCH = frozenset({"NOT", "DEFINED", "ENV", "EXISTS", "IS_DIRECTORY", "TARGET", "COMMAND", "POLICY"})
+_COMPARISONS = frozenset({"STREQUAL", "MATCHES", "EQUAL", "LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL",
+                          "STRLESS", "STRGREATER"})
+_FOUND_OR_FOLDER = ("_FOUND", "_DIR", "_PATH", "_ROOT", "_VERSION", "_HOME", "_PREFIX")
 
 
 def _rocm_condition_around(ctx: Context, at: Command) -> Command | None:

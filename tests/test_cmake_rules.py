@@ -284,7 +284,7 @@ def test_cu_files_added_to_a_target_another_folder_made_are_marked_where_it_is()
 
 @pytest.mark.parametrize(("line", "expected"), [
     ('set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -I${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES} -DDEBUG")',
-     'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -I${HIP_INCLUDE_DIRS} -D__HIP_PLATFORM_AMD__ -DDEBUG")'),
+     'set(CMAKE_CXX_FLAGS "${CMAKE_CXX_FLAGS} -I${HIP_INCLUDE_DIRS} -DDEBUG -D__HIP_PLATFORM_AMD__")'),
     ('string(APPEND CMAKE_C_FLAGS " -isystem ${CUDAToolkit_INCLUDE_DIRS}")',
      'string(APPEND CMAKE_C_FLAGS " -isystem ${HIP_INCLUDE_DIRS} -D__HIP_PLATFORM_AMD__")'),
     ("add_compile_options(-I${CUDA_INCLUDE_DIRS})", "add_compile_options(-I${HIP_INCLUDE_DIRS} -D__HIP_PLATFORM_AMD__)"),
@@ -302,3 +302,48 @@ def test_cudas_headers_given_to_cxx_files_by_a_flag_bring_hips_platform(line: st
 def test_cuda_flags_with_cudas_headers_get_no_host_platform() -> None:
     text = 'enable_language(CUDA)\nset(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -I${CMAKE_CUDA_TOOLKIT_INCLUDE_DIRECTORIES}")\n'
     assert "__HIP_PLATFORM_AMD__" not in port_cmake(text, "CMakeLists.txt", options=OPTS).text
+
+
+def test_a_cu_file_of_a_target_here_and_of_one_elsewhere_is_marked_in_both_directories() -> None:
+    text = "enable_language(CUDA)\nadd_library(local STATIC k.cu)\ntarget_sources(${PARENT_LIB} PRIVATE k.cu)\n"
+    result = port_cmake(text, "gpu/CMakeLists.txt", options=OPTS).text
+    assert "set_source_files_properties(k.cu PROPERTIES LANGUAGE HIP)" in result
+    assert "set_source_files_properties(k.cu TARGET_DIRECTORY ${PARENT_LIB} PROPERTIES LANGUAGE HIP)" in result
+    assert port_cmake(result, "gpu/CMakeLists.txt", options=OPTS).text == result
+
+
+def test_globbed_cu_files_given_to_a_target_elsewhere_are_marked_in_its_directory() -> None:
+    text = ("enable_language(CUDA)\nfile(GLOB GPU_SRC ${CMAKE_CURRENT_SOURCE_DIR}/*.cu ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)\n"
+            "target_sources(${PARENT_LIB} PRIVATE ${GPU_SRC})\n")
+    result = port_cmake(text, "gpu/CMakeLists.txt", options=OPTS).text
+    assert ("set_source_files_properties(${hip_cu_sources} TARGET_DIRECTORY ${PARENT_LIB} PROPERTIES LANGUAGE HIP)"
+            in result)
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-I${CUDAToolkit_INCLUDE_DIRS}>)",
+     "add_compile_options($<$<COMPILE_LANGUAGE:CXX>:-I${HIP_INCLUDE_DIRS}>)"),
+    ('string(APPEND CMAKE_CXX_FLAGS " " -I${CUDA_INCLUDE_DIRS})',
+     'string(APPEND CMAKE_CXX_FLAGS " " -I${HIP_INCLUDE_DIRS} " -D__HIP_PLATFORM_AMD__")'),
+    ("add_compile_options(-I${CUDA_INCLUDE_DIRS}/extra)",
+     "add_compile_options(-I${HIP_INCLUDE_DIRS}/extra -D__HIP_PLATFORM_AMD__)"),
+])
+def test_the_platform_definition_never_splits_an_argument(line: str, expected: str) -> None:
+    """A generator expression is left (a blank would make it two arguments); string(APPEND) joins its arguments
+    with nothing between, so the definition is an argument of its own with its blank."""
+    assert expected in port_cmake(f"enable_language(CUDA)\n{line}\n", "CMakeLists.txt", options=OPTS).text
+
+
+@pytest.mark.parametrize("condition", ["HIP_FOUND", "DEFINED ENV{HIP_PATH}", "EXISTS ${HIP_ROOT_DIR}",
+                                       "ROCM_VERSION VERSION_GREATER 5"])
+def test_no_switch_is_made_up_for_a_condition_that_is_not_one(condition: str) -> None:
+    text = f"if({condition})\n  enable_language(HIP)\nelse()\n  enable_language(CUDA)\n  add_library(a a.cu)\nendif()\n"
+    [finding] = port_cmake(text, "CMakeLists.txt", options=OPTS).findings
+    assert finding.rule == "cmake-hip-present" and "-D" not in finding.suggestion
+
+
+def test_a_list_a_condition_looks_in_is_the_switch() -> None:
+    text = ("if(HIP IN_LIST GPU_BACKENDS)\n  enable_language(HIP)\nelse()\n  enable_language(CUDA)\n"
+            "  add_library(a a.cu)\nendif()\n")
+    [finding] = port_cmake(text, "CMakeLists.txt", options=OPTS).findings
+    assert "`-DGPU_BACKENDS=HIP`" in finding.suggestion

@@ -33,3 +33,20 @@ def test_c_and_cpp_files_with_cuda_that_nothing_converted_are_listed(tmp_path: P
     assert "__HIPCC__" in (tmp_path / "used.h").read_text()
     text = (tmp_path / "MIGRATION.md").read_text()
     assert "## C and C++ files that hold CUDA (not converted)" in text and "- `ports/gpu/config.h`" in text
+
+
+def test_the_projects_own_headers_put_back_are_counted_where_fixes_add_lines(tmp_path: Path) -> None:
+    """ggml's common.cuh includes its own "vendors/cuda.h", which hipify renames; a fix adds lines to the file (a
+    definition of __dp4a), and the include is put back all the same, and said."""
+    (tmp_path / "Makefile").write_text("app: main.cu\n\tnvcc -o app main.cu\n")
+    (tmp_path / "vendors").mkdir()
+    (tmp_path / "vendors" / "cuda.h").write_text("#include <cuda_runtime.h>\n")
+    (tmp_path / "main.cu").write_text('#include "vendors/cuda.h"\n__global__ void k(int *o, int a, int b) '
+                                      "{ *o = __dp4a(a, b, 0); }\nint main() { cudaDeviceSynchronize(); }\n")
+    done = CliRunner().invoke(main, ["migrate", str(tmp_path), "--in-place", "--force"])
+    assert done.exit_code == 0, done.output
+    text = (tmp_path / "main.cu").read_text()
+    assert '#include "vendors/cuda.h"' in text and "vendors/hip/" not in text and "__dp4a" in text
+    report = json.loads((tmp_path / "migration.json").read_text())
+    [change] = [c for c in report["changed"] if c["path"] == "main.cu"]
+    assert change["fixes"].get("own_headers") == 1, change

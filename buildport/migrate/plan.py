@@ -458,9 +458,10 @@ def _plan_sources(plan: Plan, engine: Path, jobs: int, progress: Callable[[int, 
         engine_text = text
         # the engine's renames of the project's own headers put back before the fixes, which may add lines (then
         # the lines no longer match one to one), and again after them (a header the fixes renamed)
-        text, _ = _own_headers_kept(plan, path, source.text, text)
+        text, kept_first = _own_headers_kept(plan, path, source.text, text)
         text, fixes = port_source(text, str(path), plan.hip_version, full_masks)  # what hipify leaves: register...
         text, kept = _own_headers_kept(plan, path, source.text, text)
+        kept = sorted(set(kept_first) | set(kept))
         if kept:
             fixes = _recounted(fixes, kept, source.text, engine_text)
         if converted and (text == source.text or _only_adds_include(source.text, text)):

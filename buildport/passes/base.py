@@ -320,7 +320,7 @@ def gather_file_facts(ctx: Context) -> None:
             at = values.index("LANGUAGE")
             if at + 1 < len(values) and values[at + 1] == "HIP":
                 if "PROPERTIES" in values:
-                    facts.hip_sources.update(values[: values.index("PROPERTIES")])
+                    facts.hip_sources.update(marked_sources(values[: values.index("PROPERTIES")]))
     if facts.located:
         _aliases_of_located(facts)
     if facts.has_hip_already is None and ("hip::" in ctx.tree.text or "roc::" in ctx.tree.text):
@@ -372,6 +372,19 @@ def _aliases_of_located(facts: Facts) -> None:
             if value.startswith("${") and value.endswith("}") and value.count("${") == 1 and value[2:-1] in facts.located:
                 facts.located.add(name)
                 grown = True
+
+
+def marked_sources(values: list[str]) -> list[str]:
+    """The keys of the sources a ``set_source_files_properties(files... [DIRECTORY dirs...] [TARGET_DIRECTORY
+    targets...]`` marks (``values`` up to ``PROPERTIES``): a file's name, or ``file TARGET_DIRECTORY target`` for
+    each target whose directory it is marked in."""
+    scopes = [i for i, v in enumerate(values) if v in ("DIRECTORY", "TARGET_DIRECTORY")]
+    files = values[: scopes[0]] if scopes else values
+    if "TARGET_DIRECTORY" not in values:
+        return files
+    targets = values[values.index("TARGET_DIRECTORY") + 1 :]
+    targets = targets[: targets.index("DIRECTORY")] if "DIRECTORY" in targets else targets
+    return [f"{file} TARGET_DIRECTORY {target}" for file in files for target in targets]
 
 
 def gather_target_facts(ctx: Context) -> None:

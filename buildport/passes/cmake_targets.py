@@ -41,6 +41,10 @@ class CudaSources:
             targets = name in TARGET_COMMANDS or name == "target_sources"
             # a target's sources, or every argument of a user function or macro that builds one
             target, sources = target_sources(command) if targets else (None, command.arguments())
+            # a source's properties are its directory's: target_sources() of a target another folder created marks
+            # them where that target is (UppASD's ${UppASD_LIB}), as CMake 3.18 and later can
+            where = (f" TARGET_DIRECTORY {target.value}" if name == "target_sources" and target is not None
+                     and target.value not in ctx.facts.target_kinds else "")
             marked: dict[str, None] = {}  # in order, each once
             unknown = False  # a variable this file does not set: its .cu files are marked as CMake reads them
             for source in sources:
@@ -53,7 +57,7 @@ class CudaSources:
                         # a variable's value names another (kernels/${solver}.cu, set in a loop): what it held
                         # there is not what it holds here; marked as CMake has the names
                         unknown = True
-                    elif is_cuda_source(text) and text not in ctx.facts.hip_sources:
+                    elif is_cuda_source(text) and text + where not in ctx.facts.hip_sources:
                         marked[text] = None
                 value = value_of(source.value)
                 if _unknown_variable(ctx, value):
@@ -61,7 +65,7 @@ class CudaSources:
                 if value.startswith("${") and value[2:-1] in ctx.facts.globbed:
                     patterns = ctx.facts.globbed[value[2:-1]]
                     if patterns and all(value_of(p).endswith(".cu") for p in patterns):
-                        if source.value not in ctx.facts.hip_sources:
+                        if source.value + where not in ctx.facts.hip_sources:
                             marked[source.value] = None
                     elif any(value_of(p).endswith(".cu") for p in patterns):
                         unknown = True  # .cu files globbed with others: marked from the target's list
@@ -70,17 +74,13 @@ class CudaSources:
                                        f"{source.value} globs .cu files together with others",
                                        "mark the .cu files with set_source_files_properties(... LANGUAGE HIP)")
             if marked:
-                ctx.facts.hip_sources.update(marked)
-                # a source's properties are its directory's: target_sources() of a target another folder created
-                # marks them where that target is (UppASD's ${UppASD_LIB}), as CMake 3.18 and later can
-                where = (f" TARGET_DIRECTORY {target.value}" if name == "target_sources" and target is not None
-                         and target.value not in ctx.facts.target_kinds else "")
+                ctx.facts.hip_sources.update(text + where for text in marked)
                 line = f"set_source_files_properties({' '.join(marked)}{where} PROPERTIES LANGUAGE HIP)"
                 ctx.edits.insert_after(command, line)
                 ctx.report(command.start, "cmake-cu-language", Severity.INFO,
                            f"{', '.join(marked)}: compiled as HIP", fixable=True, replacement=line)
             if unknown and target is not None and (_gpu_file(ctx, command) or _globs_cu(ctx, sources)):
-                line = CU_SOURCES_OF.format(target=target.value)
+                line = CU_SOURCES_OF.format(target=target.value, where=where)
                 place = _last_sources_of(ctx, command, target.value)
                 if ctx.text_holds(line.splitlines()[0]) or place.start in listed:
                     continue  # ported before, or marked there for an earlier command already
@@ -96,7 +96,7 @@ class CudaSources:
 CU_SOURCES_OF = """get_target_property(hip_cu_sources {target} SOURCES)
 list(FILTER hip_cu_sources INCLUDE REGEX "\\\\.cu$")
 if(hip_cu_sources)
-  set_source_files_properties(${{hip_cu_sources}} PROPERTIES LANGUAGE HIP)
+  set_source_files_properties(${{hip_cu_sources}}{where} PROPERTIES LANGUAGE HIP)
 endif()"""
 
 
@@ -462,11 +462,14 @@ class HostHeaders:
             return
         for arg in args:
             text = ctx.edits.text_of(arg)
-            m = _CUDA_INCLUDE_FLAG.search(text)
-            if m is None:
-                continue
-            separate = name not in ("set", "string", "list") and arg.type == "QUOTED_ARG"  # an option of its own
-            new = f"{text} {_PLATFORM}" if separate else f"{text[: m.end()]} {_PLATFORM}{text[m.end() :]}"
+            if _CUDA_INCLUDE_FLAG.search(text) is None or "$<" in text:
+                continue  # (inside a generator expression a blank would split it)
+            if name in ("set", "string", "list") and arg.type == "QUOTED_ARG":
+                new = f"{text[:-1]} {_PLATFORM}{text[-1]}"  # one string of flags: inside it, at its end
+            elif name == "string":
+                new = f'{text} " {_PLATFORM}"'  # string(APPEND) joins its arguments with nothing between
+            else:
+                new = f"{text} {_PLATFORM}"  # an option, or a list item, of its own
             ctx.edits.replace(arg, new)
             ctx.report(arg.start, "cmake-host-headers", Severity.INFO,
                        f"{arg.value}: CUDA's headers for C and C++ files, HIP's once ported: they need {_PLATFORM}",

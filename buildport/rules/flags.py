@@ -110,10 +110,7 @@ FLAGS: tuple[Flag, ...] = (
          note="device code alone, for the module API: hipModuleLoad reads clang's bundle of code objects"),
     Flag(("-lib", "--lib"), "map", ("--emit-static-lib",),
          note="a static library of the objects (device code kept for a later link with -fgpu-rdc)"),
-    Flag(("-cuda", "--cuda"), "map", ("-E",),
-         note="nvcc wrote the .cu file as preprocessed C++ (x.cu.cpp.ii); clang preprocesses with -E (to standard "
-              "output where no -o names a file)"),
-    Flag(("-ptx", "--ptx", "-dlink", "--device-link", "-run", "--run"), "report",
+    Flag(("-ptx", "--ptx", "-dlink", "--device-link", "-run", "--run", "-cuda", "--cuda"), "report",
          note="an nvcc-specific compilation phase; the build step needs a human"),
 )
 
