@@ -157,6 +157,16 @@ def test_a_literal_name_beside_variables_on_an_include_line_is_brought_into_the_
     assert discovery.included_makefiles([str(tmp_path / "app" / "Makefile")]) == [str(tmp_path / "settings.inc")]
 
 
+def test_an_included_configuration_the_user_writes_from_a_template_is_ported_as_its_template(tmp_path: Path) -> None:
+    """caffe: ``CONFIG_FILE := Makefile.config`` and ``include $(CONFIG_FILE)``; the project ships
+    Makefile.config.example (CUDA_DIR, CUDA_ARCH's -gencode), which the user copies: it is ported in its place."""
+    (tmp_path / "Makefile.config.example").write_text("CUDA_DIR := /usr/local/cuda\n")
+    (tmp_path / "Makefile").write_text("CONFIG_FILE := Makefile.config\ninclude $(CONFIG_FILE)\ninclude $(OTHER)\n")
+    assert discovery.included_makefiles([str(tmp_path / "Makefile")]) == [str(tmp_path / "Makefile.config.example")]
+    (tmp_path / "Makefile.config").write_text("CUDA_DIR := /opt/cuda\n")  # the user's own, once written
+    assert discovery.included_makefiles([str(tmp_path / "Makefile")]) == [str(tmp_path / "Makefile.config")]
+
+
 def test_kept_scope_facts_that_are_malformed_are_a_miss() -> None:
     from buildport.pipeline.makefacts import _stored_scope
 

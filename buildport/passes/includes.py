@@ -125,3 +125,28 @@ def scopes(includes: Sequence[Sequence[int]]) -> list[frozenset[int]]:
             scope |= found
         out.append(frozenset(scope))
     return out
+
+
+_ASSIGNMENT = re.compile(r"^[ \t]*(?:override[ \t]+|export[ \t]+)?([A-Za-z_][\w.]*)[ \t]*(?::{1,3})?=[ \t]*([^#\n]*)",
+                         re.M)
+_REFERENCE = re.compile(r"\$[({]([A-Za-z_][\w.]*)[)}]")
+
+
+def simple_variables(text: str) -> dict[str, str]:
+    """Variables the file sets once, to one word (``SCRIPTSDIR = scripts``): what a word built of them expands
+    to needs no make. A variable set more than once, or to several words, is not among them."""
+    seen: dict[str, str | None] = {}
+    for m in _ASSIGNMENT.finditer(text):
+        name, value = m.group(1), m.group(2).strip()
+        seen[name] = value if name not in seen and len(value.split()) == 1 else None
+    return {name: value for name, value in seen.items() if value is not None}
+
+
+def expanded(word: str, simple: dict[str, str]) -> str:
+    """``word`` with the references to :func:`simple_variables` replaced (nested up to a few levels)."""
+    for _ in range(4):
+        new = _REFERENCE.sub(lambda m: simple.get(m.group(1), m.group(0)), word)
+        if new == word:
+            break
+        word = new
+    return word

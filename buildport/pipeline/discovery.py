@@ -11,13 +11,16 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from buildport.cache.fileindex import FileIndex, Listing, folder_stamp, stamp
-from buildport.passes.includes import include_targets
+from buildport.passes.includes import expanded, include_targets, simple_variables
 from buildport.pipeline.ignore import Ignore
 from buildport.rules.python import SETUP_NAMES
 from buildport.textio import InputError, NotARegularFile, SourceText, check_regular, read_bytes, read_source
+
+if TYPE_CHECKING:
+    from buildport.cache.replay import Trail
 
 
 def is_cmake_file(name: str) -> bool:
@@ -273,21 +276,31 @@ def included_makefiles(
     for name in files:
         known = contents.get(name) if contents is not None else None
         try:
-            words = include_words(known if known is not None else read_source(name), index)
+            source = known if known is not None else read_source(name)
+            words = include_words(source, index)
         except InputError:
             continue
         if words_of is not None:
             words_of[name] = words
+        simple: dict[str, str] | None = None
         for word in words:
             if "$" in word:
-                continue  # a name made with variables: which file it is, only make can tell
+                # a variable the file sets once to one word (caffe's CONFIG_FILE := Makefile.config); any other
+                # name made with variables: which file it is, only make can tell
+                simple = simple_variables(source.text) if simple is None else simple
+                word = expanded(word, simple)
+                if "$" in word:
+                    continue
             target = str(Path(name).parent / word)
             if trail is not None:
                 trail.path(target)  # whether it exists (a later one changes the run), and its metadata
             try:
                 info = os.stat(target)
             except OSError:
-                continue
+                template = _config_template(target, trail)
+                if template is None:
+                    continue
+                target, info = template
             if not stat.S_ISREG(info.st_mode):
                 continue
             if seen is None:
@@ -298,6 +311,25 @@ def included_makefiles(
                 plain = os.path.normpath(target)
                 extra.append(plain if os.path.realpath(plain) == os.path.realpath(target) else target)
     return extra
+
+
+#: What a project calls the template of a configuration its Makefile includes and the user writes (caffe's
+#: ``Makefile.config.example``): ported in its place, as the user's copy will be read.
+CONFIG_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist", ".default")
+
+
+def _config_template(target: str, trail: Trail | None) -> tuple[str, os.stat_result] | None:
+    """The template beside an included file that does not exist (``Makefile.config`` → ``Makefile.config.example``),
+    and its metadata; None without one."""
+    for suffix in CONFIG_TEMPLATE_SUFFIXES:
+        candidate = target + suffix
+        if trail is not None:
+            trail.path(candidate)
+        try:
+            return candidate, os.stat(candidate)
+        except OSError:
+            continue
+    return None
 
 
 def include_words(source: SourceText, index: FileIndex | None) -> list[str]:

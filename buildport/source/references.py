@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from buildport.passes.cmake_args import value_of
-from buildport.passes.includes import include_targets
+from buildport.passes.includes import expanded, include_targets, simple_variables
 from buildport.syntax.cmake import parse_cmake
 from buildport.syntax.errors import ParseError
 from buildport.syntax.make import parse_make
@@ -508,11 +508,11 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
     pattern_sources = (rule_sources & set(SOURCE_SUFFIXES) or set(CUDA_SUFFIXES)) | set(_BUILT_IN_SOURCES)
     # make looks for a prerequisite in the VPATH folders (and a vpath pattern's) where it is not in the file's
     folders = [here, *(here / d for d in _vpath_folders(text))]
-    simple = _simple_variables(text)
+    simple = simple_variables(text)
     for m in _MAKE_WORD.finditer(text):
         word = m.group()
         if "$" in word:
-            word = _expanded(word, simple)  # $(LIST_CUDA_CC).cc with LIST_CUDA_CC=$(SCRIPTSDIR)/list-cuda-cc
+            word = expanded(word, simple)  # $(LIST_CUDA_CC).cc with LIST_CUDA_CC=$(SCRIPTSDIR)/list-cuda-cc
         if "$" in word or "%" in word or "*" in word:
             continue
         if word.endswith(SOURCE_SUFFIXES):
@@ -525,31 +525,6 @@ def make_sources(path: Path, root: Path, found: SourceSet) -> None:
                 _add(found, root, here / (word[:-2] + suffix))
                 for folder in folders[1:]:  # $(OBJDIR)%.o: %.cu finds the source by VPATH
                     _add(found, root, folder / (stem + suffix))
-
-
-_ASSIGNMENT = re.compile(r"^[ \t]*(?:override[ \t]+|export[ \t]+)?([A-Za-z_][\w.]*)[ \t]*(?::{1,3})?=[ \t]*([^#\n]*)",
-                         re.M)
-_REFERENCE = re.compile(r"\$[({]([A-Za-z_][\w.]*)[)}]")
-
-
-def _simple_variables(text: str) -> dict[str, str]:
-    """Variables the file sets once, to one word (``SCRIPTSDIR = scripts``): what a word built of them expands
-    to needs no make. A variable set more than once, or to several words, is not among them."""
-    seen: dict[str, str | None] = {}
-    for m in _ASSIGNMENT.finditer(text):
-        name, value = m.group(1), m.group(2).strip()
-        seen[name] = value if name not in seen and len(value.split()) == 1 else None
-    return {name: value for name, value in seen.items() if value is not None}
-
-
-def _expanded(word: str, simple: dict[str, str]) -> str:
-    """``word`` with the references to :func:`_simple_variables` replaced (nested up to a few levels)."""
-    for _ in range(4):
-        new = _REFERENCE.sub(lambda m: simple.get(m.group(1), m.group(0)), word)
-        if new == word:
-            break
-        word = new
-    return word
 
 
 #: An old-fashioned suffix rule, ``.c.o:`` or ``.cu.o:``: the source suffix.
