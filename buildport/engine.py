@@ -8,7 +8,6 @@ never silently written.
 from __future__ import annotations
 
 import functools
-import re
 from bisect import bisect_right
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Callable
@@ -17,7 +16,9 @@ from buildport.passes.cmake_edit import Edits
 from buildport.passes.text_edits import regions
 from buildport.findings import Finding, Severity
 from buildport.options import MakeFacts, Options
-from buildport.passes.base import Context, Pass, gather_file_facts, gather_target_facts, rocm_switch, run_passes
+from buildport.passes.base import (
+    Context, Pass, condition_words, gather_file_facts, gather_target_facts, rocm_switch, run_passes, tests_rocm_switch,
+)
 from buildport.passes.cmake_project import FindHip, FindPackages, Languages, LegacyCommands, MinimumVersion
 from buildport.passes.cmake_targets import Architectures, CudaSources, HostHeaders, Libraries, Properties
 from buildport.passes.cmake_text import CustomCommands, Flags, Names, Prelude
@@ -108,16 +109,15 @@ def _hip_present(ctx: Context, at: Command) -> tuple[str, str]:
     """What a file left because it supports HIP already says, and what to do: the switch it builds for ROCm with
     where it has one (``if(WITH_HIP)``: ``-DWITH_HIP=ON``)."""
     at = _rocm_condition_around(ctx, at) or at
-    written = ctx.tree.text[at.start : at.end]
+    shown = " ".join(ctx.tree.text[at.start : at.end].split())
     if at.identifier in ("if", "elseif"):
-        on = _switch_setting(re.findall(r"[A-Za-z0-9_]+", written[len(at.identifier):]))
-        return (f"this file builds for ROCm itself where `{' '.join(written.split())}` holds; left unchanged",
+        on = _switch_setting(condition_words(ctx.tree.text, at)[1:])
+        return (f"this file builds for ROCm itself where `{shown}` holds; left unchanged",
                 f"configure it with that switch{on} to build for AMD GPUs; review its CUDA branch by hand")
     if at is ctx.facts.language_variable:
-        return (f"this file picks its GPU language through a variable (`{' '.join(written.split())}`); left "
-                "unchanged", "set that variable to HIP to build for AMD GPUs; review its CUDA branch by hand")
-    return (f"this file already supports HIP (`{' '.join(written.split())}`); left unchanged",
-            "review its CUDA branch by hand")
+        return (f"this file picks its GPU language through a variable (`{shown}`); left unchanged",
+                "set that variable to HIP to build for AMD GPUs; review its CUDA branch by hand")
+    return f"this file already supports HIP (`{shown}`); left unchanged", "review its CUDA branch by hand"
 
 
 def _switch_setting(words: list[str]) -> str:
@@ -148,7 +148,6 @@ _FOUND_OR_FOLDER = ("_FOUND", "_DIR", "_PATH", "_ROOT", "_VERSION", "_HOME", "_P
 def _rocm_condition_around(ctx: Context, at: Command) -> Command | None:
     """The innermost ``if()``/``elseif()`` whose branch holds ``at`` and whose condition tests a ROCm switch
     (``elseif(WITH_HIP)`` around ``enable_language(HIP)``)."""
-    text = ctx.tree.text
     branches: list[Command] = []  # the condition of each open if() block, innermost last
     for command in ctx.commands():
         if command.start >= at.start:
@@ -160,11 +159,8 @@ def _rocm_condition_around(ctx: Context, at: Command) -> Command | None:
             branches[-1] = command
         elif name == "endif" and branches:
             branches.pop()
-    for branch in reversed(branches):
-        if branch.identifier != "else" and any(
-                rocm_switch(w) for w in re.findall(r"[A-Za-z0-9_]+", text[branch.start : branch.end])):
-            return branch
-    return None
+    return next((branch for branch in reversed(branches)
+                 if branch.identifier != "else" and tests_rocm_switch(ctx.tree.text, branch)), None)
 
 
 def _replaced_find_module(file_name: str) -> str | None:

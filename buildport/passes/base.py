@@ -344,6 +344,17 @@ def rocm_switch(word: str) -> bool:
             and word not in _PORT_WORDS)
 
 
+def tests_rocm_switch(text: str, command: Command) -> bool:
+    """Whether the condition of ``command`` (an ``if()``/``elseif()`` of the file ``text``) tests a ROCm switch of
+    the project's own (:func:`rocm_switch`)."""
+    return any(rocm_switch(w) for w in condition_words(text, command))
+
+
+def condition_words(text: str, command: Command) -> list[str]:
+    """The words of a command of the file ``text`` (its name first), as a condition names variables and values."""
+    return _CONDITION_WORD.findall(text, command.start, command.end)
+
+
 def _rocm_branch(ctx: Context) -> Command | None:
     """The first ``if()``/``elseif()`` that tests a ROCm switch of the project's own, in a file whose commands
     link HIP's targets (``hip::host``, ``roc::hipblas``): a file that picks its runtime itself, one branch ROCm's."""
@@ -352,8 +363,7 @@ def _rocm_branch(ctx: Context) -> Command | None:
     if not any("hip::" in text[c.start : c.end] or "roc::" in text[c.start : c.end] for c in commands):
         return None  # named in a comment only
     for command in commands:
-        if command.identifier in ("if", "elseif") and any(
-                rocm_switch(w) for w in _CONDITION_WORD.findall(text, command.start, command.end)):
+        if command.identifier in ("if", "elseif") and tests_rocm_switch(text, command):
             return command
     return None
 

@@ -358,7 +358,7 @@ class LegacyCommands:
         if ctx.text_holds("CUDA_NVCC_FLAGS"):  # FindCUDA gave the objects CUDA_NVCC_FLAGS[_<CONFIG>]
             flags.append("${HIP_COMPILE_OPTIONS}")
             flags += [f'"$<$<CONFIG:{config}>:${{HIP_COMPILE_OPTIONS_{config.upper()}}}>"'
-                      for config in _CONFIG_KEYWORDS.values() if ctx.text_holds(f"CUDA_NVCC_FLAGS_{config.upper()}")]
+                      for config in _configs_with_flags(ctx)]
         flags += [f'"{w}"' if any(c in w for c in ' ;"') else w for w in _translated_options(ctx, args[at + 1 :])]
 
         def text() -> str:
@@ -427,9 +427,15 @@ class LegacyCommands:
             ctx.edits.insert_after(command, line)
 
 
-#: FindCUDA's configuration keywords among OPTIONS: the flags after one are that configuration's.
-_CONFIG_KEYWORDS = {"DEBUG": "Debug", "RELEASE": "Release", "MINSIZEREL": "MinSizeRel",
-                    "RELWITHDEBINFO": "RelWithDebInfo"}
+#: FindCUDA's configuration keywords among OPTIONS (the flags after one are that configuration's), and the
+#: configurations of its CUDA_NVCC_FLAGS_<CONFIG>.
+_CONFIG_KEYWORDS = {"DEBUG": "Debug", "RELEASE": "Release", "RELWITHDEBINFO": "RelWithDebInfo",
+                    "MINSIZEREL": "MinSizeRel"}
+
+
+def _configs_with_flags(ctx: Context) -> list[str]:
+    """The configurations whose CUDA_NVCC_FLAGS_<CONFIG> the file names (FindCUDA gave them to its targets)."""
+    return [config for keyword, config in _CONFIG_KEYWORDS.items() if ctx.text_holds(f"CUDA_NVCC_FLAGS_{keyword}")]
 
 
 def _translated_options(ctx: Context, args: list[Leaf]) -> list[str]:
@@ -492,9 +498,6 @@ _GENEX_MARK = re.compile(r"\$<|>")
 def _nvcc_flags_line(ctx: Context, target: str) -> str:
     """Legacy targets got CUDA_NVCC_FLAGS[_<CONFIG>] from FindCUDA; HIP targets get the renamed lists."""
     options = ['"$<$<COMPILE_LANGUAGE:HIP>:${HIP_COMPILE_OPTIONS}>"']
-    for config in ("Debug", "Release", "RelWithDebInfo", "MinSizeRel"):
-        if ctx.text_holds(f"CUDA_NVCC_FLAGS_{config.upper()}"):
-            options.append(
-                f'"$<$<AND:$<COMPILE_LANGUAGE:HIP>,$<CONFIG:{config}>>:${{HIP_COMPILE_OPTIONS_{config.upper()}}}>"'
-            )
+    options += [f'"$<$<AND:$<COMPILE_LANGUAGE:HIP>,$<CONFIG:{config}>>:${{HIP_COMPILE_OPTIONS_{config.upper()}}}>"'
+                for config in _configs_with_flags(ctx)]
     return f"target_compile_options({target} PRIVATE {' '.join(options)})"

@@ -119,14 +119,19 @@ _PATH_PROPERTY = re.compile(r"^IMPORTED_(?:LOCATION|IMPLIB)(?:_\w+)?$")
 
 def _names_a_cuda_library(text: str) -> bool:
     """Whether ``text`` names a CUDA library the link rewrite would turn into a ROCm target."""
-    return _whole_library(text) is not None or any(
-        f"${{{name}}}" in text for name in BY_LEGACY_VAR) or bool(re.search(r"CUDA::\w+", text))
+    return _whole_library(text) is not None or bool(_legacy_references(text)) or bool(
+        _IMPORTED_CUDA_TARGET.search(text))
 
 
 def _refers_to_cuda_library(ctx: Context, text: str) -> bool:
     """Whether ``text`` refers to a CUDA library's legacy variable (one the file does not find itself) or target."""
-    return any(name in BY_LEGACY_VAR and name not in ctx.facts.located for name in _REFERENCE.findall(text)) or bool(
+    return any(name not in ctx.facts.located for name in _legacy_references(text)) or bool(
         _IMPORTED_CUDA_TARGET.search(text))
+
+
+def _legacy_references(text: str) -> list[str]:
+    """The CUDA libraries' legacy variables ``text`` refers to (``${CUDA_CUDART_LIBRARY}``)."""
+    return [name for name in _REFERENCE.findall(text) if name in BY_LEGACY_VAR] if "${" in text else []
 
 
 _REFERENCE = re.compile(r"\$\{(\w+)\}")
@@ -397,9 +402,10 @@ def _property_names(identifier: str, values: list[str]) -> list[tuple[int, int]]
     return [(i, min(1, len(values) - i - 1)) for i in range(first, len(values), 2)]
 
 
-#: A reference to a variable that holds CUDA's include directories: those the table renames to HIP_INCLUDE_DIRS.
-_CUDA_INCLUDE_VARS = re.compile(
-    r"\$\{(?:" + "|".join(re.escape(name) for name, new in VARIABLES.items() if new == "HIP_INCLUDE_DIRS") + r")\}")
+#: The variables that hold CUDA's include directories: those the table renames to HIP_INCLUDE_DIRS.
+_CUDA_INCLUDE_NAMES = "|".join(re.escape(name) for name, new in VARIABLES.items() if new == "HIP_INCLUDE_DIRS")
+#: A reference to one of them.
+_CUDA_INCLUDE_VARS = re.compile(r"\$\{(?:" + _CUDA_INCLUDE_NAMES + r")\}")
 _SCOPES = frozenset({"PRIVATE", "PUBLIC", "INTERFACE"})
 #: What hip::host defines for C and C++ files that include HIP's headers.
 _PLATFORM = "-D__HIP_PLATFORM_AMD__"
@@ -407,8 +413,7 @@ _PLATFORM = "-D__HIP_PLATFORM_AMD__"
 _FLAG_SETTERS = frozenset({"set", "string", "list", "add_compile_options", "add_definitions"})
 _HOST_FLAGS = re.compile(r"CMAKE_(?:C|CXX)_FLAGS(?:_[A-Z]+)?")
 #: CUDA's include folder given by a flag (``-I${CUDAToolkit_INCLUDE_DIRS}``, ``-isystem ${CUDA_INCLUDE_DIRS}``).
-_CUDA_INCLUDE_FLAG = re.compile(r"(?:-I|-isystem\s*)\s*\$\{(?:" + "|".join(
-    re.escape(name) for name, new in VARIABLES.items() if new == "HIP_INCLUDE_DIRS") + r")\}")
+_CUDA_INCLUDE_FLAG = re.compile(r"(?:-I|-isystem\s*)\s*\$\{(?:" + _CUDA_INCLUDE_NAMES + r")\}")
 
 
 class HostHeaders:

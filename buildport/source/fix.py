@@ -848,7 +848,7 @@ _FINDERS: dict[str, tuple[Callable[[str, Lexed], list[Edit]], Callable[[str], bo
     "nvtx": (lambda text, lexed: _nvtx(text, lexed), lambda text: "nvToolsExt" in text),
     "header_tests": (_header_tests, _header_hint),
     "headers": (_headers, lambda text: "cub/" in text or any(name in text for name in HEADER_RENAMES)
-                or "_functions.h" in text or "_intrinsics.h" in text),
+                or any(name in text for name in SYSTEM_HEADER_RENAMES)),
     "callback_macro": (_callback_macros, lambda text: "_CB" in text),
     "register": (_registers, lambda text: "register" in text),
     "cub_namespace": (_cub_namespaces, lambda text: "namespace hipcub" in text or "namespace\thipcub" in text),
